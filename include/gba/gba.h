@@ -1,0 +1,174 @@
+/*
+ * GBA core library: the device layer.
+ *
+ * Front-end neutral (no libfabric or UCX types).  Follows
+ * ../shared/DESIGN.md sections 2 (layering) and 3 (register ABI and
+ * protocol).  A device is opened through a backend chosen at open time:
+ *
+ *   hw   a /dev/gbaN character device (or any file holding a register
+ *        image) whose BAR is mmap'd; ID and VERSION are checked.
+ *   emu  the software GBA: the same register map in a POSIX shared-memory
+ *        image, created on first use with owner-only permissions, shared by
+ *        every process of the user; the switch's aggregation runs in the
+ *        arriving process (no daemon, lock-free arrival path).
+ *
+ * Error convention: every function returning int returns 0 (or a
+ * non-negative value where documented) on success and a negative errno
+ * value on failure.  The front ends map these to -FI_E* / UCS_ERR_*.
+ *
+ * Thread safety: a struct gba_dev may be shared by threads.  A struct
+ * gba_group is owned by one member; arrive/test/wait on one group handle
+ * must not be called concurrently from several threads.
+ */
+#ifndef GBA_H
+#define GBA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <gba/gba_regs.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct gba_dev;
+struct gba_group;
+
+/* Name of the environment variable naming the default device. */
+#define GBA_DEVICE_ENV "GBA_DEVICE"
+/* Default hardware device node. */
+#define GBA_DEVICE_HW_DEFAULT "/dev/gba0"
+
+/* What gba_dev_query() reports: the global register block plus backend. */
+struct gba_dev_attr {
+	uint64_t id;		/* GBA_REG_ID */
+	uint64_t version;	/* GBA_REG_VERSION */
+	uint32_t num_groups;	/* GBA_REG_NUM_GROUPS */
+	uint32_t max_members;	/* GBA_REG_MAX_MEMBERS */
+	uint64_t network_addr;	/* GBA_REG_NETWORK_ADDR */
+	const char *backend;	/* "hw" or "emu" (static string) */
+	const char *path;	/* device node or shared-memory image name */
+};
+
+/*
+ * gba_dev_open - open a GBA device.
+ * @name: NULL or "" for the default (environment GBA_DEVICE if set, else
+ *        /dev/gba0 if it exists, else the emulated device); "emu" for the
+ *        emulated device with the per-user image "/gba-emu-<uid>";
+ *        "emu:/NAME" for the emulated device with image /NAME (tests use
+ *        private images); anything else is the path of a hardware device
+ *        node or register-image file.
+ * @devp: receives the device handle.
+ *
+ * Returns 0, or -EINVAL (bad name or NULL devp), -ENODEV (no such device),
+ * -EPROTO (ID or VERSION register mismatch), -EACCES (image owned by
+ * another user or with group/other permissions), -ENOMEM.
+ */
+int gba_dev_open(const char *name, struct gba_dev **devp);
+
+/* gba_dev_close - close a device; groups still joined are left first. */
+void gba_dev_close(struct gba_dev *dev);
+
+/* gba_dev_query - read the global block.  Returns 0 or -EINVAL. */
+int gba_dev_query(const struct gba_dev *dev, struct gba_dev_attr *attr);
+
+/* Control plane --------------------------------------------------------- */
+
+struct gba_group_attr {
+	/*
+	 * Rendezvous key: every member of one group passes the same non-zero
+	 * key (the front ends hash the member address list and a join
+	 * counter).  Members with equal keys attach to the same group.
+	 */
+	uint64_t key;
+	uint32_t member_count;	/* 1..max_members */
+	uint32_t member_id;	/* 0..member_count-1, this caller's member */
+};
+
+/*
+ * gba_group_join - attach this process as member attr->member_id of the
+ * group identified by attr->key, allocating and configuring the group
+ * (protocol step 1: RESET, GROUP_ID, MEMBER_COUNT, MEMBER_MASK,
+ * RELEASE_ADDR[], ENABLE|ARM, wait READY) if no member created it yet.
+ * Groups whose attached processes have all died are reclaimed first.
+ *
+ * Returns 0, or -EINVAL (NULL pointers, key 0, member_count 0 or above
+ * max_members, member_id out of range, or a group with that key but a
+ * different member_count), -ENOSPC (all hardware groups in use),
+ * -EADDRINUSE (that member id is attached by a live process), -EIO.
+ */
+int gba_group_join(struct gba_dev *dev, const struct gba_group_attr *attr,
+		   struct gba_group **grpp);
+
+/*
+ * gba_group_leave - detach; the last attached member resets the group
+ * (protocol step 5) and frees it.  Returns 0 or -EINVAL.
+ */
+int gba_group_leave(struct gba_group *grp);
+
+/* Data plane (hot path: no allocation, no lock, no syscall) ------------- */
+
+/*
+ * gba_group_arrive - protocol step 2: advance this member's 32-bit
+ * sequence (the first barrier is 1; it wraps from 2^32-1 to 0) and ring
+ * the ARRIVAL doorbell.  Returns the sequence number to wait for.
+ */
+uint32_t gba_group_arrive(struct gba_group *grp);
+
+/*
+ * gba_group_test - protocol step 4, one poll: 1 if the barrier with
+ * sequence @seq is released, 0 if not yet, or a negative error: -EPROTO
+ * (the switch flagged an error on this member's arrival; see
+ * gba_group_diag), -EPIPE (a member that has not arrived died).
+ * Dead-peer detection costs a syscall and runs only every few
+ * milliseconds of waiting.
+ */
+int gba_group_test(struct gba_group *grp, uint32_t seq);
+
+/*
+ * gba_group_wait - wait for release of @seq: spin, then yield, then sleep,
+ * so that more processes than cores progress.  @timeout_ms < 0 waits
+ * forever.  Returns 0, -ETIMEDOUT, -EPROTO or -EPIPE as gba_group_test.
+ */
+int gba_group_wait(struct gba_group *grp, uint32_t seq, int timeout_ms);
+
+/* gba_group_barrier - arrive then wait forever.  Returns as gba_group_wait. */
+int gba_group_barrier(struct gba_group *grp);
+
+/*
+ * gba_group_ring - store a raw 64-bit value into the group's ARRIVAL
+ * doorbell, exactly as a (possibly misbehaving) member would.  For
+ * diagnostics and conformance tests of the switch's rules.
+ */
+void gba_group_ring(struct gba_group *grp, uint64_t doorbell);
+
+/* Diagnostics ----------------------------------------------------------- */
+
+struct gba_group_diag {
+	uint32_t index;		/* hardware group 0..num_groups-1 */
+	uint32_t group_id;	/* GROUP_ID */
+	uint32_t member_count;	/* MEMBER_COUNT */
+	uint32_t member_id;	/* this handle's member */
+	uint64_t arrival_count;	/* ARRIVAL_COUNT */
+	uint64_t release_seq;	/* RELEASE_SEQ */
+	uint64_t control;	/* CONTROL */
+	uint64_t status;	/* STATUS */
+	uint64_t error_info;	/* ERROR_INFO */
+	uint32_t local_seq;	/* last sequence this member arrived with */
+	uint32_t flag;		/* this member's release flag */
+	uint64_t member_mask[GBA_MASK_WORDS];
+	uint64_t arrived_mask[GBA_MASK_WORDS];
+};
+
+/* gba_group_diag - snapshot of the group's registers.  0 or -EINVAL. */
+int gba_group_diag(const struct gba_group *grp, struct gba_group_diag *diag);
+
+/* gba_strerror_info - text for an ERROR_INFO cause (GBA_ERR_*). */
+const char *gba_strerror_info(uint64_t error_info);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GBA_H */

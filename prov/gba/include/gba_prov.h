@@ -1,0 +1,361 @@
+/*
+ * libfabric "gba" provider: internal declarations shared by the provider's
+ * source files.  Written against the installed public libfabric 1.17
+ * headers only (rdma/fi_*.h, rdma/providers/fi_prov.h, fi_log.h); the GBA
+ * core library (gba/gba.h, gba/gba_addr.h) does the device work.
+ *
+ * Object ownership of the source files (one job each):
+ *   gba_init.c    fi_prov_ini, provider struct, parameters, cleanup
+ *   gba_info.c    fi_getinfo: attributes and hint matching
+ *   gba_fabric.c  fabric, wait sets
+ *   gba_domain.c  domain, query_atomic, query_collective
+ *   gba_eq.c      event queues
+ *   gba_cq.c      completion queues
+ *   gba_cntr.c    counters
+ *   gba_wait.c    wait objects shared by EQ/CQ/counters
+ *   gba_mr.c      memory registration and key lookup
+ *   gba_av.c      address vectors
+ *   gba_av_set.c  AV sets
+ *   gba_ep.c      endpoint, binds, getname, control
+ *   gba_rma.c     RMA (self path)
+ *   gba_atomic.c  atomics (self path) and fi_query_atomic's table
+ *   gba_coll.c    join_collective, barrier, barrier2
+ *   gba_trigger.c triggered operations (FI_TRIGGER) fired from counters
+ */
+#ifndef GBA_PROV_H
+#define GBA_PROV_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/queue.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_collective.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
+#include <rdma/fi_trigger.h>
+#include <rdma/providers/fi_log.h>
+#include <rdma/providers/fi_prov.h>
+
+#include <gba/gba.h>
+#include <gba/gba_addr.h>
+
+#define GBA_PROV_NAME "gba"
+#define GBA_PROV_VERSION FI_VERSION(0, 1)
+#define GBA_FI_VERSION FI_VERSION(1, 17)
+#define GBA_FABRIC_NAME "gba"
+#define GBA_DOMAIN_NAME "gba"
+
+extern struct fi_provider gba_prov;
+
+/* Parameters (FI_GBA_*), read once in fi_prov_ini. */
+struct gba_params {
+	char *device;		/* FI_GBA_DEVICE: NULL = core default */
+	int offload;		/* FI_GBA_OFFLOAD: use the device for barriers */
+	size_t cq_size;		/* FI_GBA_CQ_SIZE: default CQ depth */
+	size_t eq_size;		/* FI_GBA_EQ_SIZE: default EQ depth */
+	int barrier_timeout_ms;	/* FI_GBA_BARRIER_TIMEOUT: -1 = forever */
+};
+extern struct gba_params gba_params;
+
+/* ---- Locks: real only when the domain's threading model needs them ---- */
+
+struct gba_lock {
+	pthread_mutex_t mutex;
+	bool enabled;
+};
+
+int gba_lock_init(struct gba_lock *lock, bool enabled);
+void gba_lock_destroy(struct gba_lock *lock);
+
+static inline void gba_lock_acquire(struct gba_lock *lock)
+{
+	if (lock->enabled)
+		pthread_mutex_lock(&lock->mutex);
+}
+
+static inline void gba_lock_release(struct gba_lock *lock)
+{
+	if (lock->enabled)
+		pthread_mutex_unlock(&lock->mutex);
+}
+
+/* ---- Wait objects (gba_wait.c) ---------------------------------------- */
+
+/*
+ * A wait object backing fi_cq_sread, fi_cntr_wait, fi_eq_sread and
+ * FI_GETWAIT.  Signalling costs a syscall only while somebody waits.
+ */
+struct gba_wait {
+	enum fi_wait_obj type;	/* FI_WAIT_NONE, FI_WAIT_UNSPEC, FI_WAIT_FD */
+	int fd;			/* eventfd (FI_WAIT_FD/UNSPEC), else -1 */
+	atomic_int waiters;
+};
+
+int gba_wait_init(struct gba_wait *wait, enum fi_wait_obj type);
+void gba_wait_fini(struct gba_wait *wait);
+void gba_wait_signal(struct gba_wait *wait);
+/* Block up to timeout_ms (<0: forever).  0, -FI_EAGAIN on timeout. */
+int gba_wait_block(struct gba_wait *wait, int timeout_ms);
+
+/* ---- Fabric, domain ---------------------------------------------------- */
+
+struct gba_fabric {
+	struct fid_fabric fabric_fid;
+	atomic_int ref;
+};
+
+struct gba_domain {
+	struct fid_domain domain_fid;
+	struct gba_fabric *fabric;
+	atomic_int ref;
+	enum fi_threading threading;
+	uint64_t mr_mode;
+	enum fi_progress data_progress;
+	struct gba_eq *eq;		/* fi_domain_bind */
+	struct gba_lock lock;		/* MR table, device open, ep list */
+	struct gba_mr *mr_map;		/* uthash, keyed by MR key */
+	uint64_t next_key;		/* FI_MR_PROV_KEY allocator */
+	struct gba_dev *dev;		/* opened at first join (lazily) */
+	uint64_t caps;
+};
+
+/* Returns the domain's device, opening it on first use; negative -FI_E*. */
+int gba_domain_dev(struct gba_domain *domain, struct gba_dev **devp);
+
+/* ---- Event queue (gba_eq.c) -------------------------------------------- */
+
+struct gba_eq;
+
+/*
+ * Queue an event.  @buf/@len is the event data (struct fi_eq_entry for
+ * FI_JOIN_COMPLETE).  Returns 0 or -FI_EAGAIN if full.
+ */
+int gba_eq_write_event(struct gba_eq *eq, uint32_t event, const void *buf,
+		       size_t len, uint64_t flags);
+/* Queue an error entry.  Returns 0 or -FI_EAGAIN if full. */
+int gba_eq_write_error(struct gba_eq *eq, fid_t fid, void *context,
+		       uint64_t data, int err, int prov_errno);
+
+/* ---- Completion queue (gba_cq.c) --------------------------------------- */
+
+struct gba_ep;
+struct gba_cq;
+
+/*
+ * Write one successful completion.  Formats CONTEXT/MSG/DATA/TAGGED take
+ * what they need of the arguments; @src is reported by fi_cq_readfrom.
+ * Returns 0 or -FI_EAGAIN when the CQ is full (the caller must not have
+ * performed the operation yet: check gba_cq_reserve first).
+ */
+int gba_cq_write(struct gba_cq *cq, void *context, uint64_t flags, size_t len,
+		 void *buf, uint64_t data, uint64_t tag, fi_addr_t src);
+/* Write an error completion (err is a positive FI_E* value). */
+int gba_cq_write_error(struct gba_cq *cq, void *context, uint64_t flags,
+		       int err, int prov_errno, size_t len, size_t olen);
+/* True if @n more completions fit (so an operation can complete). */
+bool gba_cq_has_space(struct gba_cq *cq, size_t n);
+/* Attach/detach an endpoint whose progress runs from this CQ's reads. */
+int gba_cq_add_ep(struct gba_cq *cq, struct gba_ep *ep);
+void gba_cq_del_ep(struct gba_cq *cq, struct gba_ep *ep);
+
+/* ---- Counter (gba_cntr.c) ---------------------------------------------- */
+
+struct gba_trigger;
+
+struct gba_cntr {
+	struct fid_cntr cntr_fid;
+	struct gba_domain *domain;
+	atomic_int ref;
+	_Atomic uint64_t value;
+	_Atomic uint64_t err;
+	struct gba_wait wait;
+	struct gba_lock lock;		/* triggers and ep list */
+	/* Triggered operations waiting on this counter, by threshold. */
+	TAILQ_HEAD(, gba_trigger) triggers;
+	atomic_int ntriggers;		/* fast check: nothing to fire */
+	struct gba_ep **eps;		/* endpoints progressed by waits */
+	size_t neps;
+};
+
+/* Increment value (or err) by 1, fire due triggers, wake waiters. */
+void gba_cntr_inc(struct gba_cntr *cntr);
+void gba_cntr_inc_err(struct gba_cntr *cntr);
+int gba_cntr_add_ep(struct gba_cntr *cntr, struct gba_ep *ep);
+void gba_cntr_del_ep(struct gba_cntr *cntr, struct gba_ep *ep);
+
+/* ---- Memory registration (gba_mr.c) ------------------------------------ */
+
+struct gba_mr;
+
+/*
+ * Validate a remote access of @len bytes at @addr under @key (with the
+ * domain's FI_MR_VIRT_ADDR mode, @addr is virtual; otherwise an offset
+ * into the region) needing @access (FI_REMOTE_READ / FI_REMOTE_WRITE).
+ * On success *@ptr is the local address.  Returns 0, -FI_EKEYREJECTED
+ * (unknown key), -FI_EACCES (access not granted), -FI_EINVAL (range
+ * outside the region).
+ */
+int gba_mr_lookup(struct gba_domain *domain, uint64_t key, uint64_t addr,
+		  size_t len, uint64_t access, void **ptr);
+
+/* ---- Address vector (gba_av.c) ----------------------------------------- */
+
+struct gba_av {
+	struct fid_av av_fid;
+	struct gba_domain *domain;
+	atomic_int ref;
+	enum fi_av_type type;
+	struct gba_lock lock;
+	struct gba_addr *table;		/* indexed by fi_addr_t */
+	uint8_t *used;
+	size_t count;			/* highest index used + 1 */
+	size_t size;			/* allocated entries */
+	struct gba_eq *eq;		/* FI_EVENT */
+};
+
+/*
+ * Resolve @fi_addr to its address.  Returns NULL for FI_ADDR_NOTAVAIL,
+ * unknown or removed entries.  No lock: entries are stable while used.
+ */
+const struct gba_addr *gba_av_addr(struct gba_av *av, fi_addr_t fi_addr);
+/* Reverse lookup: fi_addr of @addr or FI_ADDR_NOTAVAIL. */
+fi_addr_t gba_av_find(struct gba_av *av, const struct gba_addr *addr);
+
+/* ---- AV set (gba_av_set.c) --------------------------------------------- */
+
+struct gba_av_set {
+	struct fid_av_set av_set_fid;
+	struct gba_av *av;
+	fi_addr_t *members;		/* in set order, no duplicates */
+	size_t count;
+	size_t size;
+	uint64_t flags;
+};
+
+/* ---- Endpoint (gba_ep.c) ----------------------------------------------- */
+
+enum gba_cntr_slot {
+	GBA_CNTR_SEND,
+	GBA_CNTR_RECV,
+	GBA_CNTR_READ,
+	GBA_CNTR_WRITE,
+	GBA_CNTR_REMOTE_READ,
+	GBA_CNTR_REMOTE_WRITE,
+	GBA_CNTR_MAX
+};
+
+struct gba_mc;
+
+struct gba_ep {
+	struct fid_ep ep_fid;
+	struct gba_domain *domain;
+	atomic_int ref;
+	uint64_t caps;
+	uint64_t tx_op_flags;
+	uint64_t rx_op_flags;
+	struct gba_addr addr;
+	bool enabled;
+	struct gba_av *av;
+	struct gba_eq *eq;
+	struct gba_cq *tx_cq;
+	struct gba_cq *rx_cq;
+	bool tx_selective;		/* FI_SELECTIVE_COMPLETION on tx bind */
+	bool rx_selective;
+	struct gba_cntr *cntrs[GBA_CNTR_MAX];
+	struct gba_lock lock;		/* collective state */
+	TAILQ_HEAD(, gba_mc) mcs;	/* joined collectives */
+	atomic_int pending;		/* barriers in flight: progress needed */
+};
+
+/*
+ * Drive the endpoint's asynchronous work (outstanding barriers, joins).
+ * Called from CQ reads and counter reads/waits.  Cheap when idle.
+ */
+void gba_ep_progress(struct gba_ep *ep);
+
+/* Report a successful tx-side operation per the endpoint's binds. */
+int gba_ep_tx_complete(struct gba_ep *ep, enum gba_cntr_slot slot,
+		       uint64_t flags, void *context, size_t len);
+
+/* ---- Collectives (gba_coll.c) ------------------------------------------ */
+
+extern struct fi_ops_collective gba_ep_collective_ops;
+int gba_ep_join(struct fid_ep *ep, const void *addr, uint64_t flags,
+		struct fid_mc **mc, void *context);
+void gba_ep_close_mcs(struct gba_ep *ep);
+
+/* ---- RMA and atomics (gba_rma.c, gba_atomic.c) ------------------------- */
+
+extern struct fi_ops_rma gba_ep_rma_ops;
+extern struct fi_ops_atomic gba_ep_atomic_ops;
+int gba_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
+		     enum fi_op op, struct fi_atomic_attr *attr,
+		     uint64_t flags);
+int gba_query_collective(struct fid_domain *domain, enum fi_collective_op coll,
+			 struct fi_collective_attr *attr, uint64_t flags);
+
+/* ---- Triggered operations (gba_trigger.c) ------------------------------ */
+
+/*
+ * Queue an operation described by @trig (allocated by the caller's verb,
+ * owned by the trigger list from then on) on its counter; it runs when the
+ * counter's value reaches its threshold (at once if already reached).
+ */
+int gba_trigger_queue(struct gba_cntr *cntr, struct gba_trigger *trig);
+/* Run every trigger on @cntr whose threshold is reached. */
+void gba_trigger_fire(struct gba_cntr *cntr);
+/* Free every queued trigger of @cntr (counter close). */
+void gba_trigger_drain(struct gba_cntr *cntr);
+
+/* ---- fi_getinfo (gba_info.c) ------------------------------------------- */
+
+int gba_getinfo(uint32_t version, const char *node, const char *service,
+		uint64_t flags, const struct fi_info *hints,
+		struct fi_info **info);
+
+/* Object constructors (fi_ops_* entry points) */
+int gba_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
+		    void *context);
+int gba_domain_open(struct fid_fabric *fabric, struct fi_info *info,
+		    struct fid_domain **domain, void *context);
+int gba_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
+		struct fid_eq **eq, void *context);
+int gba_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
+		struct fid_cq **cq, void *context);
+int gba_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
+		  struct fid_cntr **cntr, void *context);
+int gba_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
+		struct fid_av **av, void *context);
+int gba_av_set_open(struct fid_av *av, struct fi_av_set_attr *attr,
+		    struct fid_av_set **av_set, void *context);
+int gba_ep_open(struct fid_domain *domain, struct fi_info *info,
+		struct fid_ep **ep, void *context);
+int gba_mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access,
+	       uint64_t offset, uint64_t requested_key, uint64_t flags,
+	       struct fid_mr **mr, void *context);
+int gba_mr_regv(struct fid *fid, const struct iovec *iov, size_t count,
+		uint64_t access, uint64_t offset, uint64_t requested_key,
+		uint64_t flags, struct fid_mr **mr, void *context);
+int gba_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
+		   uint64_t flags, struct fid_mr **mr);
+
+/* Map a negative errno from the core library to a negative FI_E* code. */
+int gba_errno_to_fi(int err);
+
+/* Common "not supported" stubs for optional ops. */
+int gba_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
+int gba_no_control(struct fid *fid, int command, void *arg);
+int gba_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
+		    void **ops, void *context);
+
+#endif /* GBA_PROV_H */
