@@ -1,0 +1,232 @@
+/*
+ * gba_bench_barrier - barrier latency of the libfabric gba provider
+ * (fi_join_collective + fi_barrier on the emulated or hardware GBA) next to
+ * Open MPI's MPI_Barrier measured by the same processes in the same run.
+ *
+ * Launched by mpirun (bench/run_bench.sh does it with --mca pml ob1
+ * --mca btl self,vader); MPI only bootstraps (address exchange) and
+ * provides the anchor.  Both barriers are timed in alternating rounds; each
+ * round's figure is the slowest rank's mean, the reported figure is the
+ * median round.
+ *
+ * Options: -I iterations per round (default 20000), -r rounds (default 5),
+ *          -p provider (default gba).
+ * Output (rank 0): one line
+ *   barrier np=N iters=I gba_us=X mpi_us=Y speedup=Y/X
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <mpi.h>
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_collective.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+
+#define CHECK(call)                                                          \
+	do {                                                                 \
+		int ret_ = (int)(call);                                      \
+		if (ret_) {                                                  \
+			fprintf(stderr, "%s:%d: %s: %d (%s)\n", __FILE__,     \
+				__LINE__, #call, ret_, fi_strerror(-ret_));  \
+			MPI_Abort(MPI_COMM_WORLD, 1);                        \
+		}                                                            \
+	} while (0)
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+struct gba_bench {
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_eq *eq;
+	struct fid_cq *cq;
+	struct fid_av *av;
+	struct fid_av_set *set;
+	struct fid_ep *ep;
+	struct fid_mc *mc;
+	fi_addr_t coll_addr;
+};
+
+static void bench_open(struct gba_bench *b, const char *prov, int rank,
+		       int size)
+{
+	struct fi_info *hints = fi_allocinfo();
+	struct fi_eq_attr eq_attr = {.size = 64, .wait_obj = FI_WAIT_UNSPEC};
+	struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_CONTEXT,
+				     .wait_obj = FI_WAIT_NONE};
+	struct fi_av_attr av_attr = {.type = FI_AV_TABLE};
+	struct fi_av_set_attr set_attr = {0};
+	struct fi_eq_entry entry;
+	char *addrs, name[256];
+	size_t len = sizeof(name);
+	fi_addr_t world;
+	uint32_t event;
+	ssize_t n;
+
+	hints->caps = FI_COLLECTIVE;
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->fabric_attr->prov_name = strdup(prov);
+	CHECK(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &b->info));
+	fi_freeinfo(hints);
+	CHECK(fi_fabric(b->info->fabric_attr, &b->fabric, NULL));
+	CHECK(fi_domain(b->fabric, b->info, &b->domain, NULL));
+	CHECK(fi_eq_open(b->fabric, &eq_attr, &b->eq, NULL));
+	CHECK(fi_cq_open(b->domain, &cq_attr, &b->cq, NULL));
+	CHECK(fi_av_open(b->domain, &av_attr, &b->av, NULL));
+	CHECK(fi_endpoint(b->domain, b->info, &b->ep, NULL));
+	CHECK(fi_ep_bind(b->ep, &b->eq->fid, 0));
+	CHECK(fi_ep_bind(b->ep, &b->av->fid, 0));
+	CHECK(fi_ep_bind(b->ep, &b->cq->fid, FI_TRANSMIT | FI_RECV));
+	CHECK(fi_enable(b->ep));
+	CHECK(fi_getname(&b->ep->fid, name, &len));
+
+	addrs = malloc(len * size);
+	MPI_Allgather(name, (int)len, MPI_BYTE, addrs, (int)len, MPI_BYTE,
+		      MPI_COMM_WORLD);
+	if (fi_av_insert(b->av, addrs, size, NULL, 0, NULL) != size) {
+		fprintf(stderr, "rank %d: fi_av_insert failed\n", rank);
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	free(addrs);
+
+	set_attr.count = size;
+	set_attr.start_addr = 0;
+	set_attr.end_addr = size - 1;
+	set_attr.stride = 1;
+	CHECK(fi_av_set(b->av, &set_attr, &b->set, NULL));
+	CHECK(fi_av_set_addr(b->set, &world));
+	CHECK(fi_join_collective(b->ep, world, b->set, 0, &b->mc, NULL));
+	do {
+		struct fi_cq_entry c;
+
+		(void)fi_cq_read(b->cq, &c, 0);
+		n = fi_eq_read(b->eq, &event, &entry, sizeof(entry), 0);
+	} while (n == -FI_EAGAIN);
+	if (n < 0 || event != FI_JOIN_COMPLETE) {
+		fprintf(stderr, "rank %d: join failed: %zd\n", rank, n);
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	b->coll_addr = fi_mc_addr(b->mc);
+}
+
+static void bench_close(struct gba_bench *b)
+{
+	CHECK(fi_close(&b->mc->fid));
+	CHECK(fi_close(&b->ep->fid));
+	CHECK(fi_close(&b->set->fid));
+	CHECK(fi_close(&b->av->fid));
+	CHECK(fi_close(&b->cq->fid));
+	CHECK(fi_close(&b->eq->fid));
+	CHECK(fi_close(&b->domain->fid));
+	CHECK(fi_close(&b->fabric->fid));
+	fi_freeinfo(b->info);
+}
+
+static void gba_barrier(struct gba_bench *b)
+{
+	struct fi_cq_entry c;
+	ssize_t n;
+
+	CHECK(fi_barrier(b->ep, b->coll_addr, NULL));
+	while ((n = fi_cq_read(b->cq, &c, 1)) == -FI_EAGAIN)
+		;
+	if (n != 1) {
+		fprintf(stderr, "fi_barrier completion: %zd\n", n);
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+}
+
+/* Mean barrier time of the slowest rank, in microseconds. */
+static double time_round(struct gba_bench *b, int iters, int use_gba)
+{
+	double t0, mine, slowest;
+	int i;
+
+	MPI_Barrier(MPI_COMM_WORLD);
+	t0 = now_us();
+	for (i = 0; i < iters; i++) {
+		if (use_gba)
+			gba_barrier(b);
+		else
+			MPI_Barrier(MPI_COMM_WORLD);
+	}
+	mine = (now_us() - t0) / iters;
+	MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+	return slowest;
+}
+
+int main(int argc, char **argv)
+{
+	struct gba_bench b = {0};
+	const char *prov = "gba";
+	int iters = 20000, rounds = 5, rank, size, op, r;
+	double *gba_us, *mpi_us;
+
+	MPI_Init(&argc, &argv);
+	while ((op = getopt(argc, argv, "I:r:p:h")) != -1) {
+		switch (op) {
+		case 'I':
+			iters = atoi(optarg);
+			break;
+		case 'r':
+			rounds = atoi(optarg);
+			break;
+		case 'p':
+			prov = optarg;
+			break;
+		default:
+			fprintf(stderr, "usage: %s [-I iters] [-r rounds] "
+				"[-p provider]\n", argv[0]);
+			MPI_Finalize();
+			return op == 'h' ? 0 : 2;
+		}
+	}
+	if (iters <= 0 || rounds <= 0) {
+		fprintf(stderr, "-I and -r must be positive\n");
+		MPI_Finalize();
+		return 2;
+	}
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	bench_open(&b, prov, rank, size);
+
+	gba_us = calloc(rounds, sizeof(*gba_us));
+	mpi_us = calloc(rounds, sizeof(*mpi_us));
+	time_round(&b, iters / 10 + 1, 1);	/* warm-up */
+	time_round(&b, iters / 10 + 1, 0);
+	for (r = 0; r < rounds; r++) {
+		gba_us[r] = time_round(&b, iters, 1);
+		mpi_us[r] = time_round(&b, iters, 0);
+	}
+	qsort(gba_us, rounds, sizeof(*gba_us), cmp_double);
+	qsort(mpi_us, rounds, sizeof(*mpi_us), cmp_double);
+	if (rank == 0)
+		printf("barrier np=%d iters=%d gba_us=%.3f mpi_us=%.3f "
+		       "speedup=%.2f\n", size, iters, gba_us[rounds / 2],
+		       mpi_us[rounds / 2], mpi_us[rounds / 2] / gba_us[rounds / 2]);
+	free(gba_us);
+	free(mpi_us);
+	bench_close(&b);
+	MPI_Finalize();
+	return 0;
+}
