@@ -1,0 +1,3 @@
+/* gba_emu.c: placeholder */
+#include "config.h"
+#include "gba_backend.h"

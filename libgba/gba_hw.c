@@ -1,0 +1,3 @@
+/* gba_hw.c: placeholder */
+#include "config.h"
+#include "gba_backend.h"
