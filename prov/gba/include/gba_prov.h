@@ -46,6 +46,8 @@
 #include <rdma/providers/fi_log.h>
 #include <rdma/providers/fi_prov.h>
 
+#include <uthash.h>
+
 #include <gba/gba.h>
 #include <gba/gba_addr.h>
 
@@ -54,6 +56,11 @@
 #define GBA_FI_VERSION FI_VERSION(1, 17)
 #define GBA_FABRIC_NAME "gba"
 #define GBA_DOMAIN_NAME "gba"
+
+struct gba_eq;
+struct gba_cq;
+struct gba_cntr;
+struct gba_ep;
 
 extern struct fi_provider gba_prov;
 
@@ -66,6 +73,47 @@ struct gba_params {
 	int barrier_timeout_ms;	/* FI_GBA_BARRIER_TIMEOUT: -1 = forever */
 };
 extern struct gba_params gba_params;
+
+/*
+ * Limits advertised by fi_getinfo (gba_info.c) and enforced by the objects
+ * that own them.  Sizes in bytes unless noted.  Object counts are per
+ * domain.
+ */
+#define GBA_MAX_MSG_SIZE	((size_t)1 << 30)	/* RMA/atomic length */
+#define GBA_INJECT_SIZE		4096	/* fi_inject_write payload */
+#define GBA_IOV_LIMIT		8	/* local iov entries per operation */
+#define GBA_RMA_IOV_LIMIT	1	/* remote iov entries per operation */
+#define GBA_MR_IOV_LIMIT	16	/* iov entries per registration */
+#define GBA_TX_SIZE		1024	/* operations per tx context */
+#define GBA_RX_SIZE		1024	/* operations per rx context */
+#define GBA_CQ_DATA_SIZE	8	/* bytes of remote CQ data */
+#define GBA_MAX_ERR_DATA	64	/* bytes of err_data per error entry */
+#define GBA_CQ_CNT		1024	/* CQs per domain */
+#define GBA_CNTR_CNT		1024	/* counters per domain */
+#define GBA_EP_CNT		1024	/* endpoints per domain */
+#define GBA_MR_CNT		65536	/* memory regions per domain */
+#define GBA_CQ_MAX_SIZE		((size_t)1 << 20)	/* entries per CQ */
+#define GBA_EQ_MAX_SIZE		((size_t)1 << 20)	/* entries per EQ */
+#define GBA_CQ_DEF_SIZE		1024	/* FI_GBA_CQ_SIZE default */
+#define GBA_EQ_DEF_SIZE		256	/* FI_GBA_EQ_SIZE default */
+#define GBA_AV_MAX_SIZE		((size_t)1 << 20)	/* entries per AV */
+#define GBA_EQ_MAX_DATA		1024	/* fi_eq_write payload */
+#define GBA_MR_KEY_SIZE		8	/* sizeof(uint64_t) keys */
+
+/* Capabilities (see gba_info.c for how hints narrow them). */
+#define GBA_TX_CAPS (FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_COLLECTIVE | \
+		     FI_TRIGGER)
+#define GBA_RX_CAPS (FI_RMA | FI_ATOMIC | FI_REMOTE_READ | FI_REMOTE_WRITE | \
+		     FI_COLLECTIVE)
+#define GBA_DOMAIN_CAPS (FI_LOCAL_COMM)
+#define GBA_CAPS (GBA_TX_CAPS | GBA_RX_CAPS | GBA_DOMAIN_CAPS)
+
+/* RMA and atomic ordering: self operations complete in issue order. */
+#define GBA_MSG_ORDER (FI_ORDER_RAR | FI_ORDER_RAW | FI_ORDER_WAR | \
+		       FI_ORDER_WAW | FI_ORDER_RMA_RAR | FI_ORDER_RMA_RAW | \
+		       FI_ORDER_RMA_WAR | FI_ORDER_RMA_WAW | \
+		       FI_ORDER_ATOMIC_RAR | FI_ORDER_ATOMIC_RAW | \
+		       FI_ORDER_ATOMIC_WAR | FI_ORDER_ATOMIC_WAW)
 
 /* ---- Locks: real only when the domain's threading model needs them ---- */
 
@@ -92,13 +140,23 @@ static inline void gba_lock_release(struct gba_lock *lock)
 /* ---- Wait objects (gba_wait.c) ---------------------------------------- */
 
 /*
- * A wait object backing fi_cq_sread, fi_cntr_wait, fi_eq_sread and
- * FI_GETWAIT.  Signalling costs a syscall only while somebody waits.
+ * A wait object backing fi_cq_sread, fi_cntr_wait, fi_eq_sread, fi_wait
+ * and FI_GETWAIT.  Signalling costs a syscall only while somebody waits
+ * (or, for FI_WAIT_FD, once the fd was handed out with FI_GETWAIT).
+ *
+ *   FI_WAIT_NONE   no blocking; waits poll (spin, then yield)
+ *   FI_WAIT_YIELD  same as NONE, but sread/wait are allowed
+ *   FI_WAIT_UNSPEC a futex on @seq (no file descriptor)
+ *   FI_WAIT_FD     an eventfd, readable while signalled
+ *   FI_WAIT_SET    signals go to the wait set's object (@set)
  */
 struct gba_wait {
-	enum fi_wait_obj type;	/* FI_WAIT_NONE, FI_WAIT_UNSPEC, FI_WAIT_FD */
-	int fd;			/* eventfd (FI_WAIT_FD/UNSPEC), else -1 */
+	enum fi_wait_obj type;
+	int fd;			/* eventfd (FI_WAIT_FD), else -1 */
 	atomic_int waiters;
+	atomic_uint seq;	/* bumped by every signal */
+	atomic_bool exported;	/* fd handed out: always signal */
+	struct gba_wait *set;	/* FI_WAIT_SET: the set's wait object */
 };
 
 int gba_wait_init(struct gba_wait *wait, enum fi_wait_obj type);
@@ -106,27 +164,79 @@ void gba_wait_fini(struct gba_wait *wait);
 void gba_wait_signal(struct gba_wait *wait);
 /* Block up to timeout_ms (<0: forever).  0, -FI_EAGAIN on timeout. */
 int gba_wait_block(struct gba_wait *wait, int timeout_ms);
+/*
+ * Lost-wakeup-free waiting: token = gba_wait_enter(); re-check the
+ * condition; gba_wait_sleep(token, timeout) (returns 0 when signalled or
+ * timed out, no error); gba_wait_leave().  A signal between enter and
+ * sleep makes sleep return at once.
+ */
+unsigned gba_wait_enter(struct gba_wait *wait);
+void gba_wait_sleep(struct gba_wait *wait, unsigned token, int timeout_ms);
+void gba_wait_leave(struct gba_wait *wait);
+/* Consume a pending FI_WAIT_FD signal (fi_trywait). */
+void gba_wait_reset(struct gba_wait *wait);
+/* Name of a wait object type, for logs. */
+const char *gba_wait_obj_str(enum fi_wait_obj type);
+/* Milliseconds of a monotonic clock (for timeouts). */
+uint64_t gba_now_ms(void);
 
 /* ---- Fabric, domain ---------------------------------------------------- */
 
 struct gba_fabric {
 	struct fid_fabric fabric_fid;
-	atomic_int ref;
+	atomic_int ref;		/* domains, EQs, wait sets */
 };
+
+/* A wait set (fi_wait_open): members signal @wait (gba_fabric.c). */
+struct gba_wait_set {
+	struct fid_wait wait_fid;
+	struct gba_fabric *fabric;
+	struct gba_wait wait;
+	atomic_int ref;		/* member CQs, EQs, counters */
+	pthread_mutex_t lock;	/* member list */
+	struct fid **members;
+	size_t nmembers;
+	size_t msize;
+};
+
+/* Resolve attr->wait_set of an EQ/CQ/counter; NULL if not a gba set. */
+struct gba_wait_set *gba_wait_set_get(struct fid_wait *wait_set);
+int gba_wait_set_add(struct gba_wait_set *set, struct fid *member);
+void gba_wait_set_del(struct gba_wait_set *set, struct fid *member);
+/*
+ * Progress and readiness test of a CQ, EQ, counter or wait set: true if
+ * a read would return something.  *@pending (if not NULL) is set when a
+ * bound endpoint has work in flight that completes without a signal
+ * (GBA release flags are polled), so fi_trywait must fail and waits must
+ * poll.
+ */
+bool gba_fid_ready(struct fid *fid, bool *pending);
+bool gba_eq_ready(struct gba_eq *eq);
+bool gba_cq_ready(struct gba_cq *cq, bool *pending);
+bool gba_cntr_ready(struct gba_cntr *cntr, bool *pending);
 
 struct gba_domain {
 	struct fid_domain domain_fid;
 	struct gba_fabric *fabric;
-	atomic_int ref;
+	atomic_int ref;			/* every child object: busy if > 0 */
 	enum fi_threading threading;
-	uint64_t mr_mode;
+	uint64_t mr_mode;		/* FI_MR_PROV_KEY / FI_MR_VIRT_ADDR */
 	enum fi_progress data_progress;
+	enum fi_progress control_progress;
+	enum fi_av_type av_type;	/* FI_AV_UNSPEC: AV picks */
+	bool locking;			/* objects need locks (threading) */
 	struct gba_eq *eq;		/* fi_domain_bind */
 	struct gba_lock lock;		/* MR table, device open, ep list */
 	struct gba_mr *mr_map;		/* uthash, keyed by MR key */
 	uint64_t next_key;		/* FI_MR_PROV_KEY allocator */
 	struct gba_dev *dev;		/* opened at first join (lazily) */
 	uint64_t caps;
+	uint32_t api_version;		/* the fabric's (err_data layout) */
+	/* Live objects, checked against the advertised limits. */
+	atomic_int ncq;
+	atomic_int ncntr;
+	atomic_int nmr;
+	atomic_int nep;			/* maintained by gba_ep.c */
 };
 
 /* Returns the domain's device, opening it on first use; negative -FI_E*. */
@@ -134,7 +244,24 @@ int gba_domain_dev(struct gba_domain *domain, struct gba_dev **devp);
 
 /* ---- Event queue (gba_eq.c) -------------------------------------------- */
 
-struct gba_eq;
+struct gba_eq_event;
+
+struct gba_eq {
+	struct fid_eq eq_fid;
+	struct gba_fabric *fabric;
+	atomic_int ref;			/* domain/AV/endpoint binds */
+	uint64_t flags;			/* attr flags (FI_WRITE) */
+	size_t size;			/* capacity in entries */
+	size_t count;			/* queued entries */
+	size_t nerr;			/* queued error entries */
+	struct gba_lock lock;
+	struct gba_wait wait;
+	struct gba_wait_set *wait_set;
+	atomic_bool signaled;		/* fi_eq_sread returns early */
+	struct gba_eq_event *head, *tail;
+	uint8_t err_data[GBA_MAX_ERR_DATA]; /* readerr's returned copy */
+	char errstr[128];		/* fi_eq_strerror without buffer */
+};
 
 /*
  * Queue an event.  @buf/@len is the event data (struct fi_eq_entry for
@@ -149,7 +276,40 @@ int gba_eq_write_error(struct gba_eq *eq, fid_t fid, void *context,
 /* ---- Completion queue (gba_cq.c) --------------------------------------- */
 
 struct gba_ep;
-struct gba_cq;
+struct gba_cq_entry;
+struct gba_cq_err;
+
+/*
+ * A completion queue: a ring of preallocated entries (success entries and
+ * markers of errors, so that errors keep their place in the order) and a
+ * smaller ring of error details.  Owned by gba_cq.c; other files use the
+ * functions below (the struct is here for container_of on bind).
+ */
+struct gba_cq {
+	struct fid_cq cq_fid;
+	struct gba_domain *domain;
+	atomic_int ref;			/* bound endpoints */
+	enum fi_cq_format format;
+	size_t entry_size;		/* of the user format */
+	enum fi_cq_wait_cond wait_cond;
+	struct gba_lock lock;
+	struct gba_wait wait;
+	struct gba_wait_set *wait_set;
+	atomic_bool signaled;		/* fi_cq_signal */
+	size_t size;			/* ring capacity */
+	struct gba_cq_entry *ring;
+	_Atomic uint64_t head;		/* next to read */
+	_Atomic uint64_t tail;		/* next to write */
+	size_t err_size;
+	struct gba_cq_err *errs;
+	uint64_t err_head, err_tail;
+	uint64_t overflows;		/* writes refused: CQ full */
+	struct gba_lock ep_lock;	/* eps: held while progressing them */
+	struct gba_ep **eps;		/* progressed by reads */
+	size_t neps, eps_size;
+	uint8_t err_data[GBA_MAX_ERR_DATA]; /* readerr's returned copy */
+	char errstr[128];		/* fi_cq_strerror without buffer */
+};
 
 /*
  * Write one successful completion.  Formats CONTEXT/MSG/DATA/TAGGED take
@@ -162,9 +322,24 @@ int gba_cq_write(struct gba_cq *cq, void *context, uint64_t flags, size_t len,
 /* Write an error completion (err is a positive FI_E* value). */
 int gba_cq_write_error(struct gba_cq *cq, void *context, uint64_t flags,
 		       int err, int prov_errno, size_t len, size_t olen);
+/*
+ * Same with provider error data (reported by fi_cq_readerr's err_data,
+ * at most GBA_MAX_ERR_DATA bytes; longer data is refused with
+ * -FI_EINVAL).  By convention prov_errno is a positive errno of the core
+ * library and err_data, for barrier errors, the 64-bit ERROR_INFO.
+ */
+int gba_cq_write_error_data(struct gba_cq *cq, void *context,
+			    uint64_t flags, int err, int prov_errno,
+			    size_t len, size_t olen, const void *err_data,
+			    size_t err_data_size);
 /* True if @n more completions fit (so an operation can complete). */
 bool gba_cq_has_space(struct gba_cq *cq, size_t n);
-/* Attach/detach an endpoint whose progress runs from this CQ's reads. */
+/*
+ * Attach/detach an endpoint whose progress runs from this CQ's reads.
+ * Detach waits for a progress call in another thread to finish: do not
+ * call it while holding ep->lock (gba_ep_progress runs under the CQ's
+ * ep_lock and may take ep->lock).  The same holds for counters.
+ */
 int gba_cq_add_ep(struct gba_cq *cq, struct gba_ep *ep);
 void gba_cq_del_ep(struct gba_cq *cq, struct gba_ep *ep);
 
@@ -175,16 +350,21 @@ struct gba_trigger;
 struct gba_cntr {
 	struct fid_cntr cntr_fid;
 	struct gba_domain *domain;
-	atomic_int ref;
+	atomic_int ref;			/* binds beyond the ep list */
 	_Atomic uint64_t value;
 	_Atomic uint64_t err;
 	struct gba_wait wait;
-	struct gba_lock lock;		/* triggers and ep list */
+	struct gba_wait_set *wait_set;
+	size_t eps_size;
+	struct gba_lock lock;		/* triggers (gba_trigger.c) */
+	struct gba_lock ep_lock;	/* eps: held while progressing them */
 	/* Triggered operations waiting on this counter, by threshold. */
 	TAILQ_HEAD(, gba_trigger) triggers;
 	atomic_int ntriggers;		/* fast check: nothing to fire */
 	struct gba_ep **eps;		/* endpoints progressed by waits */
 	size_t neps;
+	uint64_t last_value;		/* seen by the last read (trywait) */
+	uint64_t last_err;
 };
 
 /* Increment value (or err) by 1, fire due triggers, wake waiters. */
@@ -195,7 +375,18 @@ void gba_cntr_del_ep(struct gba_cntr *cntr, struct gba_ep *ep);
 
 /* ---- Memory registration (gba_mr.c) ------------------------------------ */
 
-struct gba_mr;
+struct gba_mr {
+	struct fid_mr mr_fid;		/* mr_fid.key, mr_fid.mem_desc = this */
+	struct gba_domain *domain;
+	uint64_t key;
+	uint64_t access;
+	uint64_t offset;		/* remote address of byte 0 (offset mode) */
+	uint64_t flags;
+	size_t len;			/* total of iov lengths */
+	size_t iov_count;
+	struct iovec iov[GBA_MR_IOV_LIMIT];
+	UT_hash_handle hh;		/* domain->mr_map */
+};
 
 /*
  * Validate a remote access of @len bytes at @addr under @key (with the
@@ -210,16 +401,30 @@ int gba_mr_lookup(struct gba_domain *domain, uint64_t key, uint64_t addr,
 
 /* ---- Address vector (gba_av.c) ----------------------------------------- */
 
+/* One AV entry; chunks of them never move once allocated. */
+struct gba_av_entry {
+	struct gba_addr addr;
+	fi_addr_t fi_addr;
+	bool used;
+	UT_hash_handle hh;		/* reverse map, first entry per address */
+};
+
+#define GBA_AV_CHUNK 256
+
 struct gba_av {
 	struct fid_av av_fid;
 	struct gba_domain *domain;
-	atomic_int ref;
+	atomic_int ref;			/* AV sets, bound endpoints */
 	enum fi_av_type type;
-	struct gba_lock lock;
-	struct gba_addr *table;		/* indexed by fi_addr_t */
-	uint8_t *used;
+	uint64_t flags;			/* attr flags (FI_EVENT) */
+	struct gba_lock lock;		/* insert/remove/sets */
+	struct gba_av_entry **chunks;	/* GBA_AV_CHUNK entries each */
+	size_t nchunks;			/* allocated chunk pointers */
 	size_t count;			/* highest index used + 1 */
-	size_t size;			/* allocated entries */
+	size_t size;			/* entries allocated */
+	size_t live;			/* entries in use */
+	size_t free_hint;		/* FI_AV_MAP: first maybe-free index */
+	struct gba_av_entry *rmap;	/* uthash by address */
 	struct gba_eq *eq;		/* FI_EVENT */
 };
 
@@ -236,11 +441,15 @@ fi_addr_t gba_av_find(struct gba_av *av, const struct gba_addr *addr);
 struct gba_av_set {
 	struct fid_av_set av_set_fid;
 	struct gba_av *av;
+	atomic_int ref;			/* holders (joins): close is -FI_EBUSY */
 	fi_addr_t *members;		/* in set order, no duplicates */
 	size_t count;
 	size_t size;
 	uint64_t flags;
 };
+
+/* The set behind a coll_addr from fi_av_set_addr, or NULL. */
+struct gba_av_set *gba_av_set_from_addr(fi_addr_t coll_addr);
 
 /* ---- Endpoint (gba_ep.c) ----------------------------------------------- */
 
@@ -322,6 +531,20 @@ void gba_trigger_drain(struct gba_cntr *cntr);
 int gba_getinfo(uint32_t version, const char *node, const char *service,
 		uint64_t flags, const struct fi_info *hints,
 		struct fi_info **info);
+/*
+ * Check @info (as passed to fi_domain/fi_endpoint) against what the
+ * provider supports; 0 or -FI_ENODATA (logged).
+ */
+int gba_info_check(uint32_t version, const struct fi_info *info);
+/*
+ * Resolve a node/service pair to an address: node "gba://<host>/<pid>/<ep>"
+ * (service must be NULL), or node NULL, "localhost" or this host's name
+ * with service NULL, "<ep>" or "<pid>/<ep>" (pid defaults to the caller's,
+ * ep to 0 = "any").  Returns 0 or -FI_EINVAL.
+ */
+int gba_resolve(const char *node, const char *service, struct gba_addr *addr);
+/* Threading models that need internal locks. */
+bool gba_threading_locks(enum fi_threading threading);
 
 /* Object constructors (fi_ops_* entry points) */
 int gba_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
@@ -357,5 +580,13 @@ int gba_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
 int gba_no_control(struct fid *fid, int command, void *arg);
 int gba_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
 		    void **ops, void *context);
+int gba_no_close(struct fid *fid);
+
+/* Logging helper: warn and return @err (negative). */
+#define GBA_WARN_RET(subsys, err, ...)                                   \
+	({                                                               \
+		FI_WARN(&gba_prov, subsys, __VA_ARGS__);                 \
+		(err);                                                   \
+	})
 
 #endif /* GBA_PROV_H */

@@ -1,44 +1,251 @@
-/* Provider entry point (stub; being implemented). */
+/*
+ * libfabric "gba" provider: entry point, parameters, shared helpers.
+ *
+ * The stock libfabric (1.17) dlopen()s libgba-fi.so from FI_PROVIDER_PATH
+ * (or <libdir>/libfabric) and calls fi_prov_ini(), which defines the
+ * FI_GBA_* parameters (listed by `fi_info -e`), reads them once and
+ * returns the provider structure.  See fi_provider(7).
+ */
 #include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "gba_prov.h"
 
-struct gba_params gba_params;
+struct gba_params gba_params = {
+	.device = NULL,
+	.offload = 1,
+	.cq_size = GBA_CQ_DEF_SIZE,
+	.eq_size = GBA_EQ_DEF_SIZE,
+	.barrier_timeout_ms = -1,
+};
+
+/*
+ * gba_cleanup - fi_provider.cleanup: called by libfabric before it unloads
+ * the provider (fi_fini).  Frees the copied parameter strings.
+ */
+static void gba_cleanup(void)
+{
+	free(gba_params.device);
+	gba_params.device = NULL;
+}
+
 struct fi_provider gba_prov = {
 	.name = GBA_PROV_NAME,
 	.version = GBA_PROV_VERSION,
 	.fi_version = GBA_FI_VERSION,
 	.getinfo = gba_getinfo,
 	.fabric = gba_fabric_open,
+	.cleanup = gba_cleanup,
 };
+
+/*
+ * gba_read_params - define the FI_GBA_* parameters with fi_param_define(3)
+ * and read them with fi_param_get_*().  Out-of-range values are logged and
+ * replaced by the default, so a typo never breaks the provider.
+ */
+static void gba_read_params(void)
+{
+	char *str = NULL;
+	int ival;
+	size_t sval;
+
+	fi_param_define(&gba_prov, "device", FI_PARAM_STRING,
+			"GBA device passed to the core library's gba_dev_open: "
+			"a /dev/gbaN node or register image, \"emu\" for the "
+			"emulated device, \"emu:/NAME\" for a private emulated "
+			"image (default: $GBA_DEVICE, else /dev/gba0 if present, "
+			"else the emulated device)");
+	fi_param_define(&gba_prov, "offload", FI_PARAM_BOOL,
+			"Use the GBA device (hardware or emulated) for barriers; "
+			"0 runs them in software (default: 1)");
+	fi_param_define(&gba_prov, "cq_size", FI_PARAM_SIZE_T,
+			"Default CQ depth in entries when fi_cq_attr.size is 0 "
+			"(default: %d, max %zu)",
+			GBA_CQ_DEF_SIZE, GBA_CQ_MAX_SIZE);
+	fi_param_define(&gba_prov, "eq_size", FI_PARAM_SIZE_T,
+			"Default EQ depth in entries when fi_eq_attr.size is 0 "
+			"(default: %d, max %zu)",
+			GBA_EQ_DEF_SIZE, GBA_EQ_MAX_SIZE);
+	fi_param_define(&gba_prov, "barrier_timeout", FI_PARAM_INT,
+			"Barrier completion timeout in milliseconds; the barrier "
+			"completes with FI_ETIMEDOUT after it. -1 waits forever "
+			"(default: -1)");
+
+	if (!fi_param_get_str(&gba_prov, "device", &str) && str && *str) {
+		gba_params.device = strdup(str);
+		if (!gba_params.device)
+			FI_WARN(&gba_prov, FI_LOG_CORE,
+				"out of memory copying FI_GBA_DEVICE; "
+				"using the default device\n");
+	}
+	if (!fi_param_get_bool(&gba_prov, "offload", &ival))
+		gba_params.offload = !!ival;
+	if (!fi_param_get_size_t(&gba_prov, "cq_size", &sval)) {
+		if (sval >= 1 && sval <= GBA_CQ_MAX_SIZE)
+			gba_params.cq_size = sval;
+		else
+			FI_WARN(&gba_prov, FI_LOG_CORE,
+				"FI_GBA_CQ_SIZE=%zu out of range 1..%zu, "
+				"using %zu\n",
+				sval, GBA_CQ_MAX_SIZE, gba_params.cq_size);
+	}
+	if (!fi_param_get_size_t(&gba_prov, "eq_size", &sval)) {
+		if (sval >= 1 && sval <= GBA_EQ_MAX_SIZE)
+			gba_params.eq_size = sval;
+		else
+			FI_WARN(&gba_prov, FI_LOG_CORE,
+				"FI_GBA_EQ_SIZE=%zu out of range 1..%zu, "
+				"using %zu\n",
+				sval, GBA_EQ_MAX_SIZE, gba_params.eq_size);
+	}
+	if (!fi_param_get_int(&gba_prov, "barrier_timeout", &ival)) {
+		if (ival >= -1)
+			gba_params.barrier_timeout_ms = ival;
+		else
+			FI_WARN(&gba_prov, FI_LOG_CORE,
+				"FI_GBA_BARRIER_TIMEOUT=%d invalid (ms, or -1 "
+				"for no timeout), using -1\n",
+				ival);
+	}
+	FI_INFO(&gba_prov, FI_LOG_CORE,
+		"device=%s offload=%d cq_size=%zu eq_size=%zu "
+		"barrier_timeout=%d ms\n",
+		gba_params.device ? gba_params.device : "(default)",
+		gba_params.offload, gba_params.cq_size, gba_params.eq_size,
+		gba_params.barrier_timeout_ms);
+}
+
+/*
+ * gba_lock_init - initialize @lock; a disabled lock costs one predictable
+ * branch per acquire/release.  Returns 0 or -FI_ENOMEM/-FI_EINVAL.
+ */
 int gba_lock_init(struct gba_lock *lock, bool enabled)
 {
+	int ret;
+
 	lock->enabled = enabled;
-	return enabled ? -pthread_mutex_init(&lock->mutex, NULL) : 0;
+	if (!enabled)
+		return 0;
+	ret = pthread_mutex_init(&lock->mutex, NULL);
+	return ret ? gba_errno_to_fi(-ret) : 0;
 }
+
+/* gba_lock_destroy - release what gba_lock_init acquired. */
 void gba_lock_destroy(struct gba_lock *lock)
 {
 	if (lock->enabled)
 		pthread_mutex_destroy(&lock->mutex);
+	lock->enabled = false;
 }
+
+/*
+ * gba_errno_to_fi - map a negative errno from the core library (or libc)
+ * to a negative FI_E* code (fi_errno(3)).  Values that have an FI_E*
+ * twin pass through; EPROTO (switch flagged an error) becomes -FI_EIO,
+ * EPIPE (a peer died) -FI_ECONNABORTED, unknown ones -FI_EOTHER.  Non-
+ * negative values are returned unchanged.
+ */
 int gba_errno_to_fi(int err)
 {
-	return err;
+	if (err >= 0)
+		return err;
+	switch (-err) {
+	case EPERM:
+	case ENOENT:
+	case EINTR:
+	case EIO:
+	case E2BIG:
+	case EBADF:
+	case EAGAIN:
+	case ENOMEM:
+	case EACCES:
+	case EFAULT:
+	case EBUSY:
+	case ENODEV:
+	case EINVAL:
+	case EMFILE:
+	case ENOSPC:
+	case ENOSYS:
+	case ENOMSG:
+	case ENODATA:
+	case EOVERFLOW:
+	case EMSGSIZE:
+	case ENOPROTOOPT:
+	case EOPNOTSUPP:
+	case EADDRINUSE:
+	case EADDRNOTAVAIL:
+	case ENETDOWN:
+	case ENETUNREACH:
+	case ECONNABORTED:
+	case ECONNRESET:
+	case ENOBUFS:
+	case EISCONN:
+	case ENOTCONN:
+	case ESHUTDOWN:
+	case ETIMEDOUT:
+	case ECONNREFUSED:
+	case EHOSTDOWN:
+	case EHOSTUNREACH:
+	case EALREADY:
+	case EINPROGRESS:
+	case EREMOTEIO:
+	case ECANCELED:
+	case EKEYREJECTED:
+		return err;
+	case EPROTO:
+		return -FI_EIO;
+	case EPIPE:
+		return -FI_ECONNABORTED;
+	case EEXIST:
+		return -FI_EBUSY;
+	case ENFILE:
+		return -FI_EMFILE;
+	default:
+		return -FI_EOTHER;
+	}
 }
+
+/* gba_no_bind - fi_ops.bind for objects that bind to nothing: -FI_ENOSYS. */
 int gba_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
+	FI_WARN(&gba_prov, FI_LOG_CORE, "fid class %zu: bind not supported\n",
+		fid ? fid->fclass : 0);
 	return -FI_ENOSYS;
 }
+
+/* gba_no_control - fi_ops.control without commands: -FI_ENOSYS. */
 int gba_no_control(struct fid *fid, int command, void *arg)
 {
+	FI_INFO(&gba_prov, FI_LOG_CORE,
+		"fid class %zu: control command %d not supported\n",
+		fid ? fid->fclass : 0, command);
 	return -FI_ENOSYS;
 }
+
+/* gba_no_ops_open - fi_open_ops(3): the provider has no extension ops. */
 int gba_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
 		    void **ops, void *context)
 {
+	FI_INFO(&gba_prov, FI_LOG_CORE, "no extension ops \"%s\"\n",
+		name ? name : "(null)");
 	return -FI_ENOSYS;
 }
+
+/* gba_no_close - fi_close on an object that cannot be closed: -FI_ENOSYS. */
+int gba_no_close(struct fid *fid)
+{
+	return -FI_ENOSYS;
+}
+
+/*
+ * fi_prov_ini - the DSO entry point (rdma/providers/fi_prov.h).  Called
+ * once by libfabric when it loads libgba-fi.so.
+ */
 FI_EXT_INI
 {
+	gba_read_params();
 	return &gba_prov;
 }
