@@ -1,5 +1,246 @@
-/* GBA core library: backend ops table (internal).  Placeholder. */
+/*
+ * GBA core library: internal definitions shared by the device layer and
+ * the backends.  Not installed.
+ *
+ * A backend is an ops table (struct gba_ops) filled in by the backend's
+ * init function (gba_hw_init, gba_emu_init) when the device is opened, in
+ * the manner of the NVSHMEM transports.  The device layer (gba_dev.c,
+ * gba_group.c, gba_barrier.c) drives every backend through the same
+ * register accesses; only the switch behind the registers differs.
+ *
+ * Memory layout of a device, as offsets into the device file (hw) or the
+ * shared-memory image (emu).  IOVA == offset: the release flag of member m
+ * of group g lives at IOVA GBA_FLAG_IOVA(g, m).
+ *
+ *   0                  BAR: the register map of gba_regs.h (GBA_BAR_SIZE)
+ *   GBA_FLAG_OFFSET    release flags, one 64-byte line per (group, member)
+ *   GBA_BOOK_OFFSET    control-plane table (struct gba_book): group keys,
+ *                      attach state, one (pid, start time) per member
+ *   GBA_EMU_SW_OFFSET  emu only: the software switch's private state
+ *                      (struct gba_emu_sw per group)
+ *
+ * hw maps [GBA_FLAG_OFFSET, GBA_BOOK_END) with one mmap of the device at
+ * offset GBA_BAR_SIZE (the assumed driver ABI, documented in gba.7).
+ */
 #ifndef GBA_BACKEND_H
 #define GBA_BACKEND_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/types.h>
+
 #include <gba/gba.h>
-#endif
+
+#define GBA_CACHE_LINE 64
+
+/* ---- Layout ------------------------------------------------------------- */
+
+#define GBA_PAGE_ALIGN(x) (((x) + 4095UL) & ~4095UL)
+
+#define GBA_FLAG_OFFSET ((uint64_t)GBA_BAR_SIZE)
+#define GBA_FLAG_STRIDE GBA_CACHE_LINE
+#define GBA_FLAG_AREA_SIZE \
+	((uint64_t)GBA_MAX_GROUPS * GBA_MAX_MEMBERS * GBA_FLAG_STRIDE)
+#define GBA_FLAG_IOVA(g, m)                                           \
+	(GBA_FLAG_OFFSET +                                            \
+	 ((uint64_t)(g) * GBA_MAX_MEMBERS + (uint64_t)(m)) * GBA_FLAG_STRIDE)
+
+#define GBA_BOOK_OFFSET GBA_PAGE_ALIGN(GBA_FLAG_OFFSET + GBA_FLAG_AREA_SIZE)
+#define GBA_BOOK_END GBA_PAGE_ALIGN(GBA_BOOK_OFFSET + sizeof(struct gba_book))
+#define GBA_EMU_SW_OFFSET GBA_BOOK_END
+#define GBA_EMU_IMAGE_SIZE \
+	GBA_PAGE_ALIGN(GBA_EMU_SW_OFFSET + \
+		       GBA_MAX_GROUPS * sizeof(struct gba_emu_sw))
+
+/* ---- Control-plane table (shared by all processes using the device) ---- */
+
+#define GBA_BOOK_MAGIC 0x4b4f4f4241424721ULL	/* "!GBABOOK" */
+#define GBA_BOOK_LAYOUT 1
+
+enum {
+	GBA_BOOK_FREE = 0,
+	GBA_BOOK_ALLOCATED = 1,
+};
+
+/*
+ * A member slot identifies the attached process: bits 31..0 its pid, bits
+ * 63..32 the low 32 bits of its start time (field 22 of /proc/PID/stat),
+ * so that a recycled pid is not mistaken for the member.  0 = detached.
+ * Written under the control-plane lock, read lock-free by waiters.
+ */
+#define GBA_SLOT_PID(s) ((pid_t)(uint32_t)(s))
+#define GBA_SLOT_START(s) ((uint32_t)((uint64_t)(s) >> 32))
+
+struct gba_book_group {
+	uint64_t key;		/* rendezvous key, 0 when free */
+	uint32_t state;		/* GBA_BOOK_* */
+	uint32_t member_count;
+	uint32_t group_id;	/* value programmed into GROUP_ID */
+	uint32_t attached;	/* number of non-zero slots */
+	uint64_t reserved[5];
+	_Atomic uint64_t slot[GBA_MAX_MEMBERS];
+} __attribute__((aligned(GBA_CACHE_LINE)));
+
+struct gba_book {
+	/*
+	 * magic is the "initialised" marker: it is stored last (release)
+	 * when the image or device table has been set up.
+	 */
+	_Atomic uint64_t magic;
+	uint32_t layout;
+	uint32_t reserved0;
+	uint64_t image_size;
+	uint64_t reserved[5];
+	struct gba_book_group group[GBA_MAX_GROUPS];
+} __attribute__((aligned(GBA_CACHE_LINE)));
+
+/* ---- The software switch's private state (emu) -------------------------- */
+
+/*
+ * Per-group state of the emulated switch, outside the register map (like
+ * the internal state of a real switch).  Configuration registers are
+ * latched here when CONTROL.ENABLE is written, so that the arrival path
+ * reads one cache line that changes once per barrier (when the epoch
+ * advances) instead of register lines that change on every arrival.
+ */
+#define GBA_EMU_SW_ENABLE 0x1u	/* latched CONTROL.ENABLE */
+#define GBA_EMU_SW_ARM 0x2u	/* latched CONTROL.ARM */
+
+struct gba_emu_sw {
+	/* line 0: read by every arrival, written once per barrier */
+	_Atomic uint32_t epoch;	/* the sequence number being collected */
+	_Atomic uint32_t ctrl;	/* GBA_EMU_SW_* */
+	uint32_t member_count;
+	uint32_t mask_words;	/* words of member_mask in use */
+	uint64_t member_mask[GBA_MASK_WORDS];
+	/*
+	 * last[m]: the last sequence number member m was counted with.  An
+	 * arrival (m, s) is counted only by the compare-exchange
+	 * last[m]: s-1 -> s, so each member is counted at most once per
+	 * epoch even when stale or duplicate doorbells race with the epoch
+	 * advancing.
+	 */
+	_Atomic uint32_t last[GBA_MAX_MEMBERS] __attribute__((
+		aligned(GBA_CACHE_LINE)));
+} __attribute__((aligned(GBA_CACHE_LINE)));
+
+/* ---- Backend ops ---------------------------------------------------------- */
+
+struct gba_dev;
+
+struct gba_ops {
+	const char *name;	/* "hw" or "emu" */
+	/* register accesses; @off is the offset from the BAR base */
+	uint64_t (*read64)(struct gba_dev *dev, uint64_t off);
+	uint32_t (*read32)(struct gba_dev *dev, uint64_t off);
+	void (*write64)(struct gba_dev *dev, uint64_t off, uint64_t val);
+	void (*write32)(struct gba_dev *dev, uint64_t off, uint32_t val);
+	/* store @val to group @g's ARRIVAL register (hot path) */
+	void (*doorbell)(struct gba_dev *dev, unsigned g, uint64_t val);
+	/*
+	 * Host-side report that a member is lost (dead peer): the emulated
+	 * switch records it in ERROR_INFO/STATUS.ERROR; hardware has no
+	 * host-writable error register, so hw does nothing.
+	 */
+	void (*report_error)(struct gba_dev *dev, unsigned g, uint64_t info);
+	/* control-plane lock (exclusive flock on the device/image) */
+	int (*lock)(struct gba_dev *dev);
+	void (*unlock)(struct gba_dev *dev);
+	/* release everything the init function acquired */
+	void (*fini)(struct gba_dev *dev);
+};
+
+struct gba_dev {
+	const struct gba_ops *ops;
+	char *path;		/* device node or image name */
+	volatile uint8_t *bar;	/* GBA_BAR_SIZE bytes of registers */
+	/* host address of IOVA GBA_FLAG_OFFSET, or NULL (no flag memory) */
+	uint8_t *flags;
+	struct gba_book *book;	/* NULL if the device has no table */
+	void *priv;		/* backend private */
+
+	int fd;			/* device/image descriptor */
+	int lock_fd;		/* descriptor flock'ed (reopened after fork) */
+	pid_t lock_pid;		/* process that opened lock_fd */
+	pthread_mutex_t mutex;	/* serialises threads of this process */
+	struct gba_group *groups;	/* joined groups (for close) */
+};
+
+/* Waiting (gba_barrier.c): spin budget bounds, in polls. */
+#define GBA_SPIN_MAX 4096
+#define GBA_SPIN_MIN 64
+
+struct gba_group {
+	/* hot: data plane */
+	uint32_t seq;		/* last sequence this member arrived with */
+	uint32_t member_id;
+	unsigned index;		/* hardware group */
+	uint32_t spin;		/* adaptive spin budget of gba_group_wait */
+	void (*doorbell)(struct gba_dev *dev, unsigned g, uint64_t val);
+	struct gba_dev *dev;
+	_Atomic uint64_t *flag;	/* this member's release flag */
+	volatile uint64_t *regs;	/* group register window */
+
+	/* error and dead-peer detection state (slow path) */
+	uint32_t poll_seq;	/* seq the counters below belong to */
+	uint32_t polls;
+	uint64_t check_ns;	/* time of the last liveness check */
+	uint32_t peer_cursor;	/* next member to check */
+	uint32_t lost_seq;	/* -EPIPE was returned for this seq */
+	int lost;
+
+	/* control plane */
+	uint32_t member_count;
+	uint64_t key;
+	uint64_t slot;		/* our slot value in the table */
+	struct gba_group *next;	/* in dev->groups */
+};
+
+/* Register window of group @g. */
+static inline volatile uint64_t *gba_group_regs(struct gba_dev *dev,
+						unsigned g)
+{
+	return (volatile uint64_t *)(dev->bar + GBA_GROUP_REG_BASE(g));
+}
+
+/* Lock-free register loads (the register map lives in ordinary shared
+ * memory for emu and in MMIO for hw; a plain aligned load serves both). */
+static inline uint64_t gba_reg_load(volatile uint64_t *regs, uint64_t off)
+{
+	return __atomic_load_n((uint64_t *)((uint8_t *)regs + off),
+			       __ATOMIC_ACQUIRE);
+}
+
+static inline uint32_t gba_reg_load32(volatile uint64_t *regs, uint64_t off)
+{
+	return __atomic_load_n((uint32_t *)((uint8_t *)regs + off),
+			       __ATOMIC_ACQUIRE);
+}
+
+/* ---- Backends -------------------------------------------------------------- */
+
+int gba_hw_init(struct gba_dev *dev, const char *path);
+int gba_emu_init(struct gba_dev *dev, const char *name);
+
+
+/* ---- Helpers (gba_proc.c, gba_group.c) ---------------------------------- */
+
+/* Slot value identifying the calling process (pid + start time). */
+uint64_t gba_proc_self_slot(void);
+/* 1 if the process recorded in @slot is alive (not dead, not a zombie,
+ * not a recycled pid); 0 if not. */
+int gba_proc_slot_alive(uint64_t slot);
+/* Monotonic time in nanoseconds (vDSO, no syscall). */
+uint64_t gba_now_ns(void);
+
+/* Initialise an all-zero control-plane table. */
+void gba_book_init(struct gba_book *book, uint64_t image_size);
+
+/* Control-plane lock helpers common to both backends (flock on lock_fd,
+ * reopened through @reopen after fork so parent and child exclude each
+ * other). */
+int gba_flock(struct gba_dev *dev, int (*reopen)(struct gba_dev *dev));
+void gba_funlock(struct gba_dev *dev);
+
+#endif /* GBA_BACKEND_H */
