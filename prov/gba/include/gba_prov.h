@@ -61,6 +61,10 @@ struct gba_eq;
 struct gba_cq;
 struct gba_cntr;
 struct gba_ep;
+struct gba_av;
+struct gba_av_set;
+struct gba_domain;
+struct gba_mr;
 
 extern struct fi_provider gba_prov;
 
@@ -342,6 +346,66 @@ bool gba_cq_has_space(struct gba_cq *cq, size_t n);
  */
 int gba_cq_add_ep(struct gba_cq *cq, struct gba_ep *ep);
 void gba_cq_del_ep(struct gba_cq *cq, struct gba_ep *ep);
+
+/*
+ * Extension ops (fi_open_ops(3) on a CQ or EQ fid with these names):
+ * inject completions and error entries from outside the provider, for
+ * user-level notification and for the provider's unit tests.  Same
+ * semantics and returns as gba_cq_write / gba_cq_write_error_data /
+ * gba_eq_write_error.
+ */
+#define GBA_CQ_EXT_OPS_NAME "gba_cq_ext_v1"
+#define GBA_EQ_EXT_OPS_NAME "gba_eq_ext_v1"
+
+struct gba_cq_ext_ops {
+	size_t size;
+	int (*write)(struct fid_cq *cq, void *context, uint64_t flags,
+		     size_t len, void *buf, uint64_t data, uint64_t tag,
+		     fi_addr_t src);
+	int (*write_error)(struct fid_cq *cq, void *context, uint64_t flags,
+			   int err, int prov_errno, size_t len, size_t olen,
+			   const void *err_data, size_t err_data_size);
+	bool (*has_space)(struct fid_cq *cq, size_t n);
+};
+
+struct gba_eq_ext_ops {
+	size_t size;
+	int (*write_error)(struct fid_eq *eq, fid_t fid, void *context,
+			   uint64_t data, int err, int prov_errno);
+};
+
+/*
+ * The provider's internal contract as a function table, returned by
+ * fi_open_ops(&domain->fid, GBA_INTERNAL_OPS_NAME, ...).  The provider's
+ * symbols are hidden in libgba-fi.so; this lets the unit tests exercise
+ * the entry points gba_ep.c and friends rely on, in the copy of the code
+ * libfabric loaded.  Not an application interface.
+ */
+#define GBA_INTERNAL_OPS_NAME "gba_internal_v1"
+
+struct gba_internal_ops {
+	size_t size;
+	const struct gba_addr *(*av_addr)(struct gba_av *av, fi_addr_t a);
+	fi_addr_t (*av_find)(struct gba_av *av, const struct gba_addr *addr);
+	struct gba_av_set *(*av_set_from_addr)(fi_addr_t coll_addr);
+	int (*cq_add_ep)(struct gba_cq *cq, struct gba_ep *ep);
+	void (*cq_del_ep)(struct gba_cq *cq, struct gba_ep *ep);
+	void (*cntr_inc)(struct gba_cntr *cntr);
+	void (*cntr_inc_err)(struct gba_cntr *cntr);
+	int (*cntr_add_ep)(struct gba_cntr *cntr, struct gba_ep *ep);
+	void (*cntr_del_ep)(struct gba_cntr *cntr, struct gba_ep *ep);
+	int (*eq_write_event)(struct gba_eq *eq, uint32_t event,
+			      const void *buf, size_t len, uint64_t flags);
+	int (*eq_write_error)(struct gba_eq *eq, fid_t fid, void *context,
+			      uint64_t data, int err, int prov_errno);
+	int (*mr_lookup)(struct gba_domain *domain, uint64_t key,
+			 uint64_t addr, size_t len, uint64_t access,
+			 void **ptr);
+	int (*domain_dev)(struct gba_domain *domain, struct gba_dev **devp);
+	int (*resolve)(const char *node, const char *service,
+		       struct gba_addr *addr);
+	const char *(*wait_obj_str)(enum fi_wait_obj type);
+};
 
 /* ---- Counter (gba_cntr.c) ---------------------------------------------- */
 

@@ -601,12 +601,61 @@ static int gba_cq_control(struct fid *fid, int command, void *arg)
 	}
 }
 
+static int gba_cq_ext_write(struct fid_cq *cq_fid, void *context,
+			    uint64_t flags, size_t len, void *buf,
+			    uint64_t data, uint64_t tag, fi_addr_t src)
+{
+	return gba_cq_write(container_of(cq_fid, struct gba_cq, cq_fid),
+			    context, flags, len, buf, data, tag, src);
+}
+
+static int gba_cq_ext_write_error(struct fid_cq *cq_fid, void *context,
+				  uint64_t flags, int err, int prov_errno,
+				  size_t len, size_t olen, const void *err_data,
+				  size_t err_data_size)
+{
+	return gba_cq_write_error_data(container_of(cq_fid, struct gba_cq,
+						    cq_fid),
+				       context, flags, err, prov_errno, len,
+				       olen, err_data, err_data_size);
+}
+
+static bool gba_cq_ext_has_space(struct fid_cq *cq_fid, size_t n)
+{
+	return gba_cq_has_space(container_of(cq_fid, struct gba_cq, cq_fid),
+				n);
+}
+
+static struct gba_cq_ext_ops gba_cq_ext_ops = {
+	.size = sizeof(struct gba_cq_ext_ops),
+	.write = gba_cq_ext_write,
+	.write_error = gba_cq_ext_write_error,
+	.has_space = gba_cq_ext_has_space,
+};
+
+/*
+ * gba_cq_ops_open - fi_open_ops(3) on a CQ: GBA_CQ_EXT_OPS_NAME returns
+ * struct gba_cq_ext_ops.  @flags must be 0.  Returns 0, -FI_EINVAL,
+ * -FI_ENOSYS (unknown name).
+ */
+static int gba_cq_ops_open(struct fid *fid, const char *name, uint64_t flags,
+			   void **ops, void *context)
+{
+	if (!name || !ops || flags)
+		return GBA_WARN_RET(FI_LOG_CQ, -FI_EINVAL,
+				    "fi_open_ops: bad arguments\n");
+	if (strcmp(name, GBA_CQ_EXT_OPS_NAME))
+		return gba_no_ops_open(fid, name, flags, ops, context);
+	*ops = &gba_cq_ext_ops;
+	return 0;
+}
+
 static struct fi_ops gba_cq_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = gba_cq_close,
 	.bind = gba_no_bind,
 	.control = gba_cq_control,
-	.ops_open = gba_no_ops_open,
+	.ops_open = gba_cq_ops_open,
 };
 
 static struct fi_ops_cq gba_cq_ops = {

@@ -402,12 +402,42 @@ static int gba_eq_control(struct fid *fid, int command, void *arg)
 	}
 }
 
+static int gba_eq_ext_write_error(struct fid_eq *eq_fid, fid_t fid,
+				  void *context, uint64_t data, int err,
+				  int prov_errno)
+{
+	return gba_eq_write_error(container_of(eq_fid, struct gba_eq, eq_fid),
+				  fid, context, data, err, prov_errno);
+}
+
+static struct gba_eq_ext_ops gba_eq_ext_ops = {
+	.size = sizeof(struct gba_eq_ext_ops),
+	.write_error = gba_eq_ext_write_error,
+};
+
+/*
+ * gba_eq_ops_open - fi_open_ops(3) on an EQ: GBA_EQ_EXT_OPS_NAME returns
+ * struct gba_eq_ext_ops.  @flags must be 0.  Returns 0, -FI_EINVAL,
+ * -FI_ENOSYS (unknown name).
+ */
+static int gba_eq_ops_open(struct fid *fid, const char *name, uint64_t flags,
+			   void **ops, void *context)
+{
+	if (!name || !ops || flags)
+		return GBA_WARN_RET(FI_LOG_EQ, -FI_EINVAL,
+				    "fi_open_ops: bad arguments\n");
+	if (strcmp(name, GBA_EQ_EXT_OPS_NAME))
+		return gba_no_ops_open(fid, name, flags, ops, context);
+	*ops = &gba_eq_ext_ops;
+	return 0;
+}
+
 static struct fi_ops gba_eq_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = gba_eq_close,
 	.bind = gba_no_bind,
 	.control = gba_eq_control,
-	.ops_open = gba_no_ops_open,
+	.ops_open = gba_eq_ops_open,
 };
 
 static struct fi_ops_eq gba_eq_ops = {

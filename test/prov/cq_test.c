@@ -1,0 +1,484 @@
+/*
+ * Completion queues of the gba provider through the stock libfabric.
+ * Completions are injected with the CQ's extension ops
+ * (fi_open_ops(GBA_CQ_EXT_OPS_NAME)), the same entry points the
+ * endpoint code uses (gba_cq_write / gba_cq_write_error_data).
+ */
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "prov_common.h"
+
+TestSuite(cq, .init = prov_setup, .fini = prov_teardown);
+
+static struct gba_cq_ext_ops *ext;
+
+static struct fid_cq *open_cq(size_t size, enum fi_cq_format format,
+			      enum fi_wait_obj wait_obj)
+{
+	struct fi_cq_attr attr = {
+		.size = size,
+		.format = format,
+		.wait_obj = wait_obj,
+	};
+	struct fid_cq *cq;
+	int ret;
+
+	ret = fi_cq_open(t_domain, &attr, &cq, NULL);
+	cr_assert_eq(ret, 0, "fi_cq_open: %s", fi_strerror(-ret));
+	ret = fi_open_ops(&cq->fid, GBA_CQ_EXT_OPS_NAME, 0, (void **)&ext,
+			  NULL);
+	cr_assert_eq(ret, 0, "fi_open_ops: %s", fi_strerror(-ret));
+	return cq;
+}
+
+static int ctxs[64];
+
+static void write_n(struct fid_cq *cq, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		cr_assert_eq(ext->write(cq, &ctxs[i], FI_RMA | FI_WRITE,
+					100 + (size_t)i, &ctxs[i],
+					1000 + (uint64_t)i, 2000 + (uint64_t)i,
+					FI_ADDR_NOTAVAIL),
+			     0);
+}
+
+Test(cq, format_context)
+{
+	struct fid_cq *cq = open_cq(8, FI_CQ_FORMAT_CONTEXT, FI_WAIT_NONE);
+	struct fi_cq_entry e[4];
+
+	write_n(cq, 3);
+	cr_assert_eq(fi_cq_read(cq, e, 4), 3);
+	cr_expect_eq(e[0].op_context, &ctxs[0]);
+	cr_expect_eq(e[2].op_context, &ctxs[2]);
+	cr_expect_eq(fi_cq_read(cq, e, 4), -FI_EAGAIN);
+	cr_expect_eq(fi_close(&cq->fid), 0);
+}
+
+Test(cq, format_unspec_is_context)
+{
+	struct fid_cq *cq = open_cq(8, FI_CQ_FORMAT_UNSPEC, FI_WAIT_NONE);
+	struct fi_cq_entry e[2] = { { 0 }, { (void *)1 } };
+
+	write_n(cq, 1);
+	cr_assert_eq(fi_cq_read(cq, e, 2), 1);
+	cr_expect_eq(e[0].op_context, &ctxs[0]);
+	cr_expect_eq(e[1].op_context, (void *)1, "only one entry written");
+	cr_expect_eq(fi_close(&cq->fid), 0);
+}
+
+Test(cq, format_msg)
+{
+	struct fid_cq *cq = open_cq(8, FI_CQ_FORMAT_MSG, FI_WAIT_NONE);
+	struct fi_cq_msg_entry e[2];
+
+	write_n(cq, 2);
+	cr_assert_eq(fi_cq_read(cq, e, 2), 2);
+	cr_expect_eq(e[1].op_context, &ctxs[1]);
+	cr_expect_eq(e[1].flags, FI_RMA | FI_WRITE);
+	cr_expect_eq(e[1].len, 101);
+	cr_expect_eq(fi_close(&cq->fid), 0);
+}
+
+Test(cq, format_data)
+{
+	struct fid_cq *cq = open_cq(8, FI_CQ_FORMAT_DATA, FI_WAIT_NONE);
+	struct fi_cq_data_entry e[2];
+
+	write_n(cq, 2);
+	cr_assert_eq(fi_cq_read(cq, e, 2), 2);
+	cr_expect_eq(e[1].buf, &ctxs[1]);
+	cr_expect_eq(e[1].data, 1001);
+	cr_expect_eq(e[0].len, 100);
+	cr_expect_eq(fi_close(&cq->fid), 0);
+}
+
+Test(cq, format_tagged_and_readfrom)
+{
+	struct fid_cq *cq = open_cq(8, FI_CQ_FORMAT_TAGGED, FI_WAIT_NONE);
+	struct fi_cq_tagged_entry e[3];
+	fi_addr_t src[3];
+
+	write_n(cq, 2);
+	cr_assert_eq(ext->write(cq, NULL, 0, 0, NULL, 0, 0, 42), 0);
+	cr_assert_eq(fi_cq_readfrom(cq, e, 3, src), 3);
+	cr_expect_eq(e[0].tag, 2000);
+	cr_expect_eq(e[1].tag, 2001);
+	cr_expect_eq(e[1].data, 1001);
+	cr_expect_eq(src[0], FI_ADDR_NOTAVAIL);
+	cr_expect_eq(src[2], 42);
+	cr_expect_eq(fi_close(&cq->fid), 0);
+}
+
+Test(cq, bad_open)
+{
+	struct fi_cq_attr attr = { .format = FI_CQ_FORMAT_CONTEXT };
+	struct fid_cq *cq;
+
+	cr_expect_eq(fi_cq_open(t_domain, NULL, &cq, NULL), -FI_EINVAL);
+	attr.format = (enum fi_cq_format)42;
+	cr_expect_eq(fi_cq_open(t_domain, &attr, &cq, NULL), -FI_ENOSYS);
+	attr.format = FI_CQ_FORMAT_CONTEXT;
+	attr.wait_obj = FI_WAIT_MUTEX_COND;
+	cr_expect_eq(fi_cq_open(t_domain, &attr, &cq, NULL), -FI_ENOSYS);
+	attr.wait_obj = (enum fi_wait_obj)77;
+	cr_expect_eq(fi_cq_open(t_domain, &attr, &cq, NULL), -FI_EINVAL);
+	attr.wait_obj = FI_WAIT_SET;
+	cr_expect_eq(fi_cq_open(t_domain, &attr, &cq, NULL), -FI_EINVAL,
+		     "FI_WAIT_SET without a set");
+	attr.wait_obj = FI_WAIT_NONE;
+	attr.size = GBA_CQ_MAX_SIZE + 1;
+	cr_expect_eq(fi_cq_open(t_domain, &attr, &cq, NULL), -FI_EINVAL);
+	attr.size = 0;
+	attr.flags = FI_WRITE;
+	cr_expect_eq(fi_cq_open(t_domain, &attr, &cq, NULL), -FI_EINVAL);
+	attr.flags = 0;
+	attr.wait_cond = (enum fi_cq_wait_cond)5;
+	cr_expect_eq(fi_cq_open(t_domain, &attr, &cq, NULL), -FI_EINVAL);
+}
+
+Test(cq, default_size_and_limit)
+{
+	struct fi_cq_attr attr = { .format = FI_CQ_FORMAT_CONTEXT };
+	struct fid_cq *cq[GBA_CQ_CNT + 1];
+	struct gba_cq *g;
+	int i, ret;
+
+	cr_assert_eq(fi_cq_open(t_domain, &attr, &cq[0], NULL), 0);
+	g = container_of(cq[0], struct gba_cq, cq_fid);
+	cr_expect_eq(g->size, (size_t)GBA_CQ_DEF_SIZE, "FI_GBA_CQ_SIZE default");
+	attr.size = 1;
+	for (i = 1; i < GBA_CQ_CNT; i++) {
+		ret = fi_cq_open(t_domain, &attr, &cq[i], NULL);
+		cr_assert_eq(ret, 0, "CQ %d: %s", i, fi_strerror(-ret));
+	}
+	cr_expect_eq(fi_cq_open(t_domain, &attr, &cq[i], NULL), -FI_ENOSPC,
+		     "cq_cnt is a real limit");
+	for (i = 0; i < GBA_CQ_CNT; i++)
+		cr_assert_eq(fi_close(&cq[i]->fid), 0);
+}
+
+Test(cq, overflow)
+{
+	struct fid_cq *cq = open_cq(4, FI_CQ_FORMAT_CONTEXT, FI_WAIT_NONE);
+	struct fi_cq_entry e[8];
+
+	cr_expect(ext->has_space(cq, 4));
+	cr_expect_not(ext->has_space(cq, 5));
+	write_n(cq, 4);
+	cr_expect_not(ext->has_space(cq, 1));
+	cr_expect_eq(ext->write(cq, NULL, 0, 0, NULL, 0, 0, 0), -FI_EAGAIN,
+		     "full CQ refuses, nothing is lost silently");
+	cr_expect_eq(ext->write_error(cq, NULL, 0, FI_EIO, 0, 0, 0, NULL, 0),
+		     -FI_EAGAIN);
+	cr_assert_eq(fi_cq_read(cq, e, 2), 2);
+	cr_expect(ext->has_space(cq, 2));
+	write_n(cq, 2);
+	cr_assert_eq(fi_cq_read(cq, e, 8), 4);
+	cr_expect_eq(e[0].op_context, &ctxs[2], "FIFO across the wrap");
+	cr_expect_eq(e[2].op_context, &ctxs[0]);
+	cr_expect_eq(fi_close(&cq->fid), 0);
+}
+
+Test(cq, errors_keep_their_place)
+{
+	struct fid_cq *cq = open_cq(8, FI_CQ_FORMAT_DATA, FI_WAIT_NONE);
+	struct fi_cq_data_entry e[8];
+	struct fi_cq_err_entry err;
+	uint64_t info = 0x0102030405060708ULL;
+	uint8_t small[4];
+	char buf[64];
+	const char *s;
+
+	write_n(cq, 2);
+	cr_assert_eq(ext->write_error(cq, &ctxs[9], FI_RMA, FI_EIO, 71, 10, 3,
+				      &info, sizeof(info)),
+		     0);
+	write_n(cq, 1);
+	memset(&err, 0, sizeof(err));
+	cr_expect_eq(fi_cq_readerr(cq, &err, 0), -FI_EAGAIN,
+		     "error not at the head yet");
+	cr_assert_eq(fi_cq_read(cq, e, 8), 2, "read stops at the error");
+	cr_expect_eq(fi_cq_read(cq, e, 8), -FI_EAVAIL);
+	cr_expect_eq(fi_cq_read(cq, NULL, 0), -FI_EAVAIL);
+
+	/* err_data copied into the caller's buffer */
+	memset(&err, 0, sizeof(err));
+	memset(small, 0, sizeof(small));
+	err.err_data = small;
+	err.err_data_size = sizeof(small);
+	cr_assert_eq(fi_cq_readerr(cq, &err, 0), 1);
+	cr_expect_eq(err.op_context, &ctxs[9]);
+	cr_expect_eq(err.err, FI_EIO);
+	cr_expect_eq(err.prov_errno, 71);
+	cr_expect_eq(err.len, 10);
+	cr_expect_eq(err.olen, 3);
+	cr_expect_eq(err.flags, FI_RMA);
+	cr_expect_eq(err.err_data_size, sizeof(small), "truncated to 4");
+	cr_expect_eq(memcmp(small, &info, sizeof(small)), 0);
+	s = fi_cq_strerror(cq, err.prov_errno, err.err_data, buf, sizeof(buf));
+	cr_expect_eq(s, buf);
+	cr_expect_neq(strstr(buf, "71"), NULL);
+	s = fi_cq_strerror(cq, 71, NULL, NULL, 0);
+	cr_expect_not_null(s);
+	cr_expect_eq(fi_cq_strerror(cq, 5, NULL, buf, 3), buf);
+	cr_expect_eq(strlen(buf), 2, "strerror truncates and terminates");
+
+	cr_assert_eq(fi_cq_read(cq, e, 8), 1, "entries after the error");
+	cr_expect_eq(e[0].op_context, &ctxs[0]);
+
+	/* err_data_size 0: pointer to the provider's copy */
+	cr_assert_eq(ext->write_error(cq, NULL, 0, FI_ECANCELED, 0, 0, 0,
+				      &info, sizeof(info)),
+		     0);
+	memset(&err, 0, sizeof(err));
+	cr_assert_eq(fi_cq_readerr(cq, &err, 0), 1);
+	cr_expect_eq(err.err, FI_ECANCELED);
+	cr_expect_eq(err.err_data_size, sizeof(info));
+	cr_assert_not_null(err.err_data);
+	cr_expect_eq(memcmp(err.err_data, &info, sizeof(info)), 0);
+
+	cr_expect_eq(fi_cq_readerr(cq, &err, 0), -FI_EAGAIN);
+	cr_expect_eq(fi_cq_readerr(cq, NULL, 0), -FI_EINVAL);
+	cr_expect_eq(fi_cq_readerr(cq, &err, 1), -FI_EINVAL);
+	err.err_data = NULL;
+	err.err_data_size = 8;
+	cr_expect_eq(fi_cq_readerr(cq, &err, 0), -FI_EINVAL);
+	cr_expect_eq(ext->write_error(cq, NULL, 0, FI_EIO, 0, 0, 0, &info,
+				      GBA_MAX_ERR_DATA + 1),
+		     -FI_EINVAL, "err_data larger than max_err_data");
+	cr_expect_eq(fi_close(&cq->fid), 0);
+}
+
+Test(cq, read_bad_args)
+{
+	struct fid_cq *cq = open_cq(4, FI_CQ_FORMAT_CONTEXT, FI_WAIT_NONE);
+	struct fi_cq_entry e;
+
+	cr_expect_eq(fi_cq_read(cq, NULL, 1), -FI_EINVAL);
+	cr_expect_eq(fi_cq_read(cq, NULL, 0), -FI_EAGAIN, "progress only");
+	cr_expect_eq(fi_cq_sread(cq, &e, 1, NULL, 10), -FI_ENOSYS,
+		     "FI_WAIT_NONE has no sread");
+	cr_expect_eq(fi_control(&cq->fid, FI_GETWAIT, NULL), -FI_EINVAL);
+	{
+		int fd;
+
+		cr_expect_eq(fi_control(&cq->fid, FI_GETWAIT, &fd),
+			     -FI_ENODATA);
+	}
+	cr_expect_eq(fi_control(&cq->fid, 9999, &e), -FI_ENOSYS);
+	cr_expect_eq(fi_open_ops(&cq->fid, "nope", 0, (void **)&ext, NULL),
+		     -FI_ENOSYS);
+	cr_expect_eq(fi_close(&cq->fid), 0);
+}
+
+Test(cq, sread_timeout)
+{
+	enum fi_wait_obj w[] = { FI_WAIT_UNSPEC, FI_WAIT_FD, FI_WAIT_YIELD };
+	struct fi_cq_entry e;
+	uint64_t t0, dt;
+	size_t i;
+
+	for (i = 0; i < 3; i++) {
+		struct fid_cq *cq = open_cq(4, FI_CQ_FORMAT_CONTEXT, w[i]);
+		enum fi_wait_obj got;
+
+		cr_assert_eq(fi_control(&cq->fid, FI_GETWAITOBJ, &got), 0);
+		cr_expect_eq(got, w[i]);
+		t0 = prov_now_ms();
+		cr_expect_eq(fi_cq_sread(cq, &e, 1, NULL, 100), -FI_EAGAIN);
+		dt = prov_now_ms() - t0;
+		cr_expect(dt >= 95 && dt < 1000, "timeout took %llu ms",
+			  (unsigned long long)dt);
+		/* an entry already there returns at once */
+		write_n(cq, 1);
+		t0 = prov_now_ms();
+		cr_expect_eq(fi_cq_sread(cq, &e, 1, NULL, 5000), 1);
+		cr_expect(prov_now_ms() - t0 < 100);
+		cr_expect_eq(fi_close(&cq->fid), 0);
+	}
+}
+
+static void *writer(void *arg)
+{
+	struct fid_cq *cq = arg;
+
+	usleep(50000);
+	ext->write(cq, &ctxs[5], 0, 0, NULL, 0, 0, 0);
+	return NULL;
+}
+
+Test(cq, sread_wakes_on_write)
+{
+	enum fi_wait_obj w[] = { FI_WAIT_UNSPEC, FI_WAIT_FD };
+	struct fi_cq_entry e;
+	pthread_t th;
+	uint64_t t0;
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		struct fid_cq *cq = open_cq(4, FI_CQ_FORMAT_CONTEXT, w[i]);
+
+		t0 = prov_now_ms();
+		pthread_create(&th, NULL, writer, cq);
+		cr_expect_eq(fi_cq_sread(cq, &e, 1, NULL, 5000), 1);
+		cr_expect(prov_now_ms() - t0 < 2000, "woken by the write");
+		cr_expect_eq(e.op_context, &ctxs[5]);
+		pthread_join(th, NULL);
+		cr_expect_eq(fi_close(&cq->fid), 0);
+	}
+}
+
+Test(cq, sread_threshold)
+{
+	struct fi_cq_attr attr = { .size = 8,
+				   .format = FI_CQ_FORMAT_CONTEXT,
+				   .wait_obj = FI_WAIT_UNSPEC,
+				   .wait_cond = FI_CQ_COND_THRESHOLD };
+	struct fi_cq_entry e[4];
+	size_t threshold = 3;
+	struct fid_cq *cq;
+
+	cr_assert_eq(fi_cq_open(t_domain, &attr, &cq, NULL), 0);
+	cr_assert_eq(fi_open_ops(&cq->fid, GBA_CQ_EXT_OPS_NAME, 0,
+				 (void **)&ext, NULL),
+		     0);
+	write_n(cq, 2);
+	/* below the threshold: waits the full timeout, then returns what
+	 * is there */
+	cr_expect_eq(fi_cq_sread(cq, e, 4, &threshold, 50), 2);
+	write_n(cq, 3);
+	cr_expect_eq(fi_cq_sread(cq, e, 4, &threshold, 5000), 3);
+	cr_expect_eq(fi_close(&cq->fid), 0);
+}
+
+Test(cq, signal)
+{
+	struct fid_cq *cq = open_cq(1, FI_CQ_FORMAT_UNSPEC, FI_WAIT_UNSPEC);
+	struct fi_cq_entry e;
+	uint64_t t0 = prov_now_ms();
+
+	cr_assert_eq(fi_cq_signal(cq), 0);
+	cr_expect_eq(fi_cq_sread(cq, &e, 1, NULL, 2000), -FI_EAGAIN);
+	cr_expect(prov_now_ms() - t0 < 1000, "signal not ignored");
+	/* consumed: the next sread waits again */
+	t0 = prov_now_ms();
+	cr_expect_eq(fi_cq_sread(cq, &e, 1, NULL, 50), -FI_EAGAIN);
+	cr_expect(prov_now_ms() - t0 >= 45);
+	cr_expect_eq(fi_close(&cq->fid), 0);
+}
+
+Test(cq, wait_fd_and_trywait)
+{
+	struct fid_cq *cq = open_cq(4, FI_CQ_FORMAT_CONTEXT, FI_WAIT_FD);
+	struct fi_cq_entry e;
+	struct pollfd pfd;
+	struct fid *fids[1] = { &cq->fid };
+	int fd = -1;
+
+	cr_assert_eq(fi_control(&cq->fid, FI_GETWAIT, &fd), 0);
+	cr_assert_geq(fd, 0);
+	cr_expect_eq(fi_trywait(t_fabric, fids, 1), 0);
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	cr_expect_eq(poll(&pfd, 1, 0), 0, "nothing signalled");
+	write_n(cq, 1);
+	cr_expect_eq(poll(&pfd, 1, 0), 1, "fd readable after a completion");
+	cr_expect_eq(fi_trywait(t_fabric, fids, 1), -FI_EAGAIN);
+	cr_expect_eq(fi_cq_read(cq, &e, 1), 1);
+	cr_expect_eq(fi_trywait(t_fabric, fids, 1), 0);
+	cr_expect_eq(poll(&pfd, 1, 0), 0, "trywait reset the fd");
+	cr_expect_eq(fi_trywait(t_fabric, NULL, 1), -FI_EINVAL);
+	fids[0] = &t_domain->fid;
+	cr_expect_eq(fi_trywait(t_fabric, fids, 1), -FI_EINVAL);
+	cr_expect_eq(fi_close(&cq->fid), 0);
+}
+
+Test(cq, trywait_rejects_wait_none)
+{
+	struct fid_cq *cq = open_cq(4, FI_CQ_FORMAT_CONTEXT, FI_WAIT_NONE);
+	struct fid *fids[1] = { &cq->fid };
+
+	cr_expect_eq(fi_trywait(t_fabric, fids, 1), -FI_EINVAL);
+	cr_expect_eq(fi_close(&cq->fid), 0);
+}
+
+Test(cq, close_busy_while_bound)
+{
+	struct fid_cq *cq = open_cq(4, FI_CQ_FORMAT_CONTEXT, FI_WAIT_NONE);
+	struct gba_cq *g = container_of(cq, struct gba_cq, cq_fid);
+	/* Stand-in endpoint: only its pending counter is read. */
+	struct gba_ep *ep = calloc(1, sizeof(*ep));
+
+	cr_assert_eq(t_int->cq_add_ep(g, ep), 0);
+	cr_expect_eq(fi_close(&cq->fid), -FI_EBUSY);
+	cr_expect_eq(fi_close(&t_domain->fid), -FI_EBUSY, "CQ still open");
+	t_int->cq_del_ep(g, ep);
+	cr_expect_eq(fi_close(&cq->fid), 0);
+	free(ep);
+}
+
+/* ---- Wait sets ---------------------------------------------------------- */
+
+Test(cq, wait_set)
+{
+	struct fi_wait_attr wattr = { .wait_obj = FI_WAIT_UNSPEC };
+	struct fi_cq_attr attr = { .size = 4,
+				   .format = FI_CQ_FORMAT_CONTEXT,
+				   .wait_obj = FI_WAIT_SET };
+	struct fi_cq_entry e;
+	struct fid_wait *ws;
+	struct fid_cq *cq;
+	pthread_t th;
+	uint64_t t0;
+
+	cr_assert_eq(fi_wait_open(t_fabric, &wattr, &ws), 0);
+	attr.wait_set = ws;
+	cr_assert_eq(fi_cq_open(t_domain, &attr, &cq, NULL), 0);
+	cr_assert_eq(fi_open_ops(&cq->fid, GBA_CQ_EXT_OPS_NAME, 0,
+				 (void **)&ext, NULL),
+		     0);
+	t0 = prov_now_ms();
+	cr_expect_eq(fi_wait(ws, 50), -FI_ETIMEDOUT);
+	cr_expect(prov_now_ms() - t0 >= 45);
+	cr_expect_eq(fi_cq_sread(cq, &e, 1, NULL, 10), -FI_ENOSYS,
+		     "members are waited on through the set");
+	pthread_create(&th, NULL, writer, cq);
+	cr_expect_eq(fi_wait(ws, 5000), 0);
+	pthread_join(th, NULL);
+	cr_expect_eq(fi_cq_read(cq, &e, 1), 1);
+	cr_expect_eq(fi_close(&ws->fid), -FI_EBUSY, "CQ still in the set");
+	cr_expect_eq(fi_close(&cq->fid), 0);
+	cr_expect_eq(fi_close(&ws->fid), 0);
+	wattr.wait_obj = FI_WAIT_MUTEX_COND;
+	cr_expect_eq(fi_wait_open(t_fabric, &wattr, &ws), -FI_ENOSYS);
+	wattr.wait_obj = FI_WAIT_FD;
+	wattr.flags = 1;
+	cr_expect_eq(fi_wait_open(t_fabric, &wattr, &ws), -FI_EINVAL);
+}
+
+/* ---- Lock-free domain (FI_THREAD_DOMAIN) ------------------------------- */
+
+Test(cq_nolock, thread_domain_works, .init = NULL, .fini = prov_teardown)
+{
+	struct fid_cq *cq;
+	struct fi_cq_entry e[2];
+
+	prov_setup_threading(FI_THREAD_DOMAIN);
+	cr_expect_not(container_of(t_domain, struct gba_domain, domain_fid)
+			      ->locking);
+	cq = open_cq(2, FI_CQ_FORMAT_CONTEXT, FI_WAIT_NONE);
+	cr_expect_not(container_of(cq, struct gba_cq, cq_fid)->lock.enabled);
+	write_n(cq, 2);
+	cr_expect_eq(fi_cq_read(cq, e, 2), 2);
+	cr_expect_eq(fi_close(&cq->fid), 0);
+}
