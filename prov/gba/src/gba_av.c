@@ -398,7 +398,8 @@ static int gba_av_lookup(struct fid_av *av_fid, fi_addr_t fi_addr, void *addr,
 		FI_INFO(&gba_prov, FI_LOG_AV,
 			"fi_av_lookup: buffer of %zu bytes, address is %zu\n",
 			*addrlen, sizeof(*a));
-	memcpy(addr, a, n);
+	if (n)
+		memcpy(addr, a, n);
 	*addrlen = sizeof(*a);
 	return 0;
 }
