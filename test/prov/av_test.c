@@ -14,8 +14,9 @@
 
 #include "prov_common.h"
 
-TestSuite(av, .init = prov_setup, .fini = prov_teardown);
-TestSuite(av_set, .init = prov_setup, .fini = prov_teardown);
+TestSuite(av, .init = prov_setup, .fini = prov_teardown, .timeout = 60);
+TestSuite(av_set, .init = prov_setup, .fini = prov_teardown,
+	  .timeout = 60);
 
 static struct fid_av *open_av(enum fi_av_type type, uint64_t flags)
 {

@@ -12,7 +12,7 @@
 
 #include "prov_common.h"
 
-TestSuite(cntr, .init = prov_setup, .fini = prov_teardown);
+TestSuite(cntr, .init = prov_setup, .fini = prov_teardown, .timeout = 60);
 
 static struct fid_cntr *open_cntr(enum fi_wait_obj wait_obj)
 {

@@ -14,7 +14,8 @@
 
 #include "prov_common.h"
 
-TestSuite(cq, .init = prov_setup, .fini = prov_teardown);
+TestSuite(cq, .init = prov_setup, .fini = prov_teardown, .timeout = 60);
+TestSuite(cq_nolock, .timeout = 60);
 
 static struct gba_cq_ext_ops *ext;
 

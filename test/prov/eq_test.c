@@ -12,7 +12,7 @@
 
 #include "prov_common.h"
 
-TestSuite(eq, .init = prov_setup, .fini = prov_teardown);
+TestSuite(eq, .init = prov_setup, .fini = prov_teardown, .timeout = 60);
 
 static struct fid_eq *open_eq(size_t size, uint64_t flags,
 			      enum fi_wait_obj wait_obj)

@@ -4,13 +4,17 @@
  * field the provider cannot meet.  Also fi_fabric/fi_domain argument
  * checks and parameters.
  */
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
 
 #include "prov_common.h"
+
+TestSuite(info, .timeout = 60);
 
 static int getinfo(struct fi_info *hints, struct fi_info **info)
 {
@@ -529,4 +533,98 @@ Test(info, domain_ops_not_supported)
 	cr_expect_eq(fi_close(&domain->fid), 0);
 	cr_expect_eq(fi_close(&fabric->fid), 0);
 	fi_freeinfo(info);
+}
+
+/* ---- FI_GBA_* parameters (each test runs in a fresh process) ----------- */
+
+TestSuite(params, .timeout = 60, .fini = prov_teardown);
+
+Test(params, defaults)
+{
+	unsetenv("FI_GBA_CQ_SIZE");
+	unsetenv("FI_GBA_EQ_SIZE");
+	unsetenv("FI_GBA_OFFLOAD");
+	unsetenv("FI_GBA_BARRIER_TIMEOUT");
+	unsetenv("FI_GBA_DEVICE");
+	prov_setup();
+	cr_expect_eq(t_int->params->cq_size, (size_t)GBA_CQ_DEF_SIZE);
+	cr_expect_eq(t_int->params->eq_size, (size_t)GBA_EQ_DEF_SIZE);
+	cr_expect_eq(t_int->params->offload, 1);
+	cr_expect_eq(t_int->params->barrier_timeout_ms, -1);
+	cr_expect_null(t_int->params->device);
+}
+
+Test(params, read_from_environment)
+{
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_CONTEXT };
+	struct fi_eq_attr eq_attr = { .wait_obj = FI_WAIT_NONE };
+	struct fid_cq *cq;
+	struct fid_eq *eq;
+
+	setenv("FI_GBA_CQ_SIZE", "37", 1);
+	setenv("FI_GBA_EQ_SIZE", "5", 1);
+	setenv("FI_GBA_OFFLOAD", "0", 1);
+	setenv("FI_GBA_BARRIER_TIMEOUT", "2500", 1);
+	setenv("FI_GBA_DEVICE", "emu:/gba-test-params", 1);
+	prov_setup();
+	cr_expect_eq(t_int->params->cq_size, 37);
+	cr_expect_eq(t_int->params->eq_size, 5);
+	cr_expect_eq(t_int->params->offload, 0);
+	cr_expect_eq(t_int->params->barrier_timeout_ms, 2500);
+	cr_expect_str_eq(t_int->params->device, "emu:/gba-test-params");
+	cr_assert_eq(fi_cq_open(t_domain, &cq_attr, &cq, NULL), 0);
+	cr_expect_eq(container_of(cq, struct gba_cq, cq_fid)->size, 37);
+	cr_expect_eq(fi_close(&cq->fid), 0);
+	cr_assert_eq(fi_eq_open(t_fabric, &eq_attr, &eq, NULL), 0);
+	cr_expect_eq(container_of(eq, struct gba_eq, eq_fid)->size, 5);
+	cr_expect_eq(fi_close(&eq->fid), 0);
+}
+
+Test(params, out_of_range_values_fall_back)
+{
+	setenv("FI_GBA_CQ_SIZE", "0", 1);
+	setenv("FI_GBA_EQ_SIZE", "99999999999", 1);
+	setenv("FI_GBA_BARRIER_TIMEOUT", "-7", 1);
+	setenv("FI_GBA_OFFLOAD", "maybe", 1);
+	prov_setup();
+	cr_expect_eq(t_int->params->cq_size, (size_t)GBA_CQ_DEF_SIZE);
+	cr_expect_eq(t_int->params->eq_size, (size_t)GBA_EQ_DEF_SIZE);
+	cr_expect_eq(t_int->params->barrier_timeout_ms, -1);
+	cr_expect_eq(t_int->params->offload, 1);
+}
+
+Test(params, device_open_errors_are_reported)
+{
+	struct gba_dev *dev = NULL;
+	struct gba_domain *d;
+
+	setenv("FI_GBA_DEVICE", "/nonexistent/gba-device", 1);
+	prov_setup();
+	d = container_of(t_domain, struct gba_domain, domain_fid);
+	cr_expect_lt(t_int->domain_dev(d, &dev), 0,
+		     "a missing device node is an error, not a crash");
+	cr_expect_null(d->dev);
+}
+
+Test(params, device_opens_lazily)
+{
+	struct gba_dev *dev = NULL, *again = NULL;
+	struct gba_domain *d;
+	char name[64];
+	int ret;
+
+	snprintf(name, sizeof(name), "emu:/gba-test-dev-%d", (int)getpid());
+	setenv("FI_GBA_DEVICE", name, 1);
+	prov_setup();
+	d = container_of(t_domain, struct gba_domain, domain_fid);
+	cr_expect_null(d->dev, "no device before the first use");
+	ret = t_int->domain_dev(d, &dev);
+	cr_assert_eq(ret, 0, "gba_domain_dev(%s): %s", name,
+		     fi_strerror(-ret));
+	cr_expect_not_null(dev);
+	cr_expect_eq(t_int->domain_dev(d, &again), 0);
+	cr_expect_eq(again, dev, "opened once per domain");
+	cr_expect_eq(t_int->domain_dev(NULL, &dev), -FI_EINVAL);
+	prov_teardown(); /* closes the device */
+	shm_unlink(name + strlen("emu:"));
 }

@@ -30,8 +30,10 @@ static void setup_offset(void)
 	prov_setup_mr_mode(FI_MR_LOCAL); /* neither PROV_KEY nor VIRT_ADDR */
 }
 
-TestSuite(mr_virt, .init = setup_virt, .fini = prov_teardown);
-TestSuite(mr_off, .init = setup_offset, .fini = prov_teardown);
+TestSuite(mr_virt, .init = setup_virt, .fini = prov_teardown,
+	  .timeout = 60);
+TestSuite(mr_off, .init = setup_offset, .fini = prov_teardown,
+	  .timeout = 60);
 
 Test(mr_virt, reg_keys_desc)
 {

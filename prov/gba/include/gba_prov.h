@@ -405,6 +405,7 @@ struct gba_internal_ops {
 	int (*resolve)(const char *node, const char *service,
 		       struct gba_addr *addr);
 	const char *(*wait_obj_str)(enum fi_wait_obj type);
+	const struct gba_params *params;	/* as read by fi_prov_ini */
 };
 
 /* ---- Counter (gba_cntr.c) ---------------------------------------------- */

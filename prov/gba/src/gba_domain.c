@@ -127,6 +127,7 @@ static struct gba_internal_ops gba_internal_ops = {
 	.domain_dev = gba_domain_dev,
 	.resolve = gba_resolve,
 	.wait_obj_str = gba_wait_obj_str,
+	.params = &gba_params,
 };
 
 /*
