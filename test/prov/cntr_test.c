@@ -236,3 +236,29 @@ Test(cntr, wait_set_member)
 	cr_expect_eq(fi_close(&c->fid), 0);
 	cr_expect_eq(fi_close(&ws->fid), 0);
 }
+
+static void *inc_many(void *arg)
+{
+	struct gba_cntr *g = arg;
+	int i;
+
+	for (i = 0; i < 100000; i++)
+		t_int->cntr_inc(g);
+	return NULL;
+}
+
+Test(cntr, concurrent_increments)
+{
+	struct fid_cntr *c = open_cntr(FI_WAIT_UNSPEC);
+	struct gba_cntr *g = container_of(c, struct gba_cntr, cntr_fid);
+	pthread_t th[3];
+	int i;
+
+	for (i = 0; i < 3; i++)
+		pthread_create(&th[i], NULL, inc_many, g);
+	cr_expect_eq(fi_cntr_wait(c, 300000, 20000), 0);
+	for (i = 0; i < 3; i++)
+		pthread_join(th[i], NULL);
+	cr_expect_eq(fi_cntr_read(c), 300000, "no lost increments");
+	cr_expect_eq(fi_close(&c->fid), 0);
+}
