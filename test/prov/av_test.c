@@ -15,12 +15,11 @@
 #include "prov_common.h"
 
 TestSuite(av, .init = prov_setup, .fini = prov_teardown, .timeout = 60);
-TestSuite(av_set, .init = prov_setup, .fini = prov_teardown,
-	  .timeout = 60);
+TestSuite(av_set, .init = prov_setup, .fini = prov_teardown, .timeout = 60);
 
 static struct fid_av *open_av(enum fi_av_type type, uint64_t flags)
 {
-	struct fi_av_attr attr = { .type = type, .count = 8, .flags = flags };
+	struct fi_av_attr attr = {.type = type, .count = 8, .flags = flags};
 	struct fid_av *av;
 	int ret;
 
@@ -118,7 +117,7 @@ Test(av, bad_addresses_sync)
 	struct fid_av *av = open_av(FI_AV_TABLE, 0);
 	struct gba_addr a[3];
 	fi_addr_t fa[3];
-	int err[3] = { -1, -1, -1 };
+	int err[3] = {-1, -1, -1};
 
 	fill(a, 3, 1);
 	a[1].magic = 0xdeadbeef;
@@ -141,9 +140,9 @@ Test(av, bad_addresses_sync)
 
 Test(av, async_events)
 {
-	struct fi_eq_attr eq_attr = { .size = 16, .wait_obj = FI_WAIT_UNSPEC };
+	struct fi_eq_attr eq_attr = {.size = 16, .wait_obj = FI_WAIT_UNSPEC};
 	struct fid_av *av = open_av(FI_AV_MAP, FI_EVENT);
-	struct fi_eq_err_entry err = { 0 };
+	struct fi_eq_err_entry err = {0};
 	struct fi_eq_entry entry;
 	struct gba_addr a[3];
 	fi_addr_t fa[3];
@@ -276,8 +275,8 @@ Test(av, insertsvc_insertsym)
 	cr_expect_eq(out.pid, 55);
 	cr_expect_eq(out.ep_id, 3);
 
-	cr_expect_eq(fi_av_insertsvc(av, "no.such.host.invalid", "1", &fa[0],
-				     0, NULL),
+	cr_expect_eq(fi_av_insertsvc(av, "no.such.host.invalid", "1", &fa[0], 0,
+				     NULL),
 		     -FI_EINVAL);
 	cr_expect_eq(fa[0], FI_ADDR_NOTAVAIL);
 	cr_expect_eq(fi_av_insertsvc(av, NULL, NULL, &fa[0], 0, NULL),
@@ -285,8 +284,7 @@ Test(av, insertsvc_insertsym)
 	cr_expect_eq(fi_av_insertsvc(av, name, "1", &fa[0], 0, NULL),
 		     -FI_EINVAL, "gba:// node with a service");
 
-	cr_assert_eq(fi_av_insertsym(av, "localhost", 1, "100", 4, fa, 0,
-				     NULL),
+	cr_assert_eq(fi_av_insertsym(av, "localhost", 1, "100", 4, fa, 0, NULL),
 		     4);
 	for (i = 0; i < 4; i++) {
 		len = sizeof(out);
@@ -302,7 +300,7 @@ Test(av, insertsvc_insertsym)
 
 Test(av, open_bad_args)
 {
-	struct fi_av_attr attr = { .type = FI_AV_TABLE };
+	struct fi_av_attr attr = {.type = FI_AV_TABLE};
 	struct fid_av *av;
 
 	cr_expect_eq(fi_av_open(t_domain, NULL, &av, NULL), -FI_EINVAL);
@@ -383,11 +381,10 @@ static struct fid_av_set *set_range(fi_addr_t start, fi_addr_t end,
 	return set;
 }
 
-static void expect_members(struct fid_av_set *fid, const fi_addr_t *m,
-			   size_t n)
+static void expect_members(struct fid_av_set *fid, const fi_addr_t *m, size_t n)
 {
-	struct gba_av_set *set = container_of(fid, struct gba_av_set,
-					      av_set_fid);
+	struct gba_av_set *set =
+		container_of(fid, struct gba_av_set, av_set_fid);
 	size_t i;
 
 	cr_assert_eq(set->count, n, "set has %zu members, expected %zu",
@@ -403,14 +400,14 @@ Test(av_set, range_and_universe)
 
 	av10();
 	s = set_range(0, 9, 2, 0);
-	expect_members(s, (fi_addr_t[]){ 0, 2, 4, 6, 8 }, 5);
+	expect_members(s, (fi_addr_t[]){0, 2, 4, 6, 8}, 5);
 	cr_expect_eq(fi_av_set_addr(s, &coll), 0);
 	cr_expect_eq(t_int->av_set_from_addr(coll),
 		     container_of(s, struct gba_av_set, av_set_fid));
 	cr_expect_eq(fi_close(&s->fid), 0);
 
 	s = set_range(3, 3, 0, 0);
-	expect_members(s, (fi_addr_t[]){ 3 }, 1);
+	expect_members(s, (fi_addr_t[]){3}, 1);
 	cr_expect_eq(fi_close(&s->fid), 0);
 
 	s = set_range(0, 0, 0, FI_UNIVERSE);
@@ -426,8 +423,8 @@ Test(av_set, range_and_universe)
 
 Test(av_set, bad_attrs)
 {
-	struct fi_av_set_attr attr = { .start_addr = 0, .end_addr = 20,
-				       .stride = 1 };
+	struct fi_av_set_attr attr = {
+		.start_addr = 0, .end_addr = 20, .stride = 1};
 	struct fid_av_set *s;
 
 	av10();
@@ -461,10 +458,10 @@ Test(av_set, insert_remove)
 	cr_expect_eq(fi_av_set_insert(s, 7), 0);
 	cr_expect_eq(fi_av_set_insert(s, 1), -FI_EINVAL, "duplicate");
 	cr_expect_eq(fi_av_set_insert(s, 10), -FI_EINVAL, "not in the AV");
-	expect_members(s, (fi_addr_t[]){ 4, 1, 7 }, 3);
+	expect_members(s, (fi_addr_t[]){4, 1, 7}, 3);
 	cr_expect_eq(fi_av_set_remove(s, 1), 0);
 	cr_expect_eq(fi_av_set_remove(s, 1), -FI_EINVAL);
-	expect_members(s, (fi_addr_t[]){ 4, 7 }, 2);
+	expect_members(s, (fi_addr_t[]){4, 7}, 2);
 	/* an address removed from the AV cannot be inserted */
 	cr_assert_eq(fi_av_remove(t_av, &t_fa[9], 1, 0), 0);
 	cr_expect_eq(fi_av_set_insert(s, 9), -FI_EINVAL);
@@ -481,26 +478,25 @@ Test(av_set, union_intersect_diff)
 	fi_addr_t fx;
 
 	av10();
-	a = set_range(0, 4, 1, 0);	/* 0 1 2 3 4 */
-	b = set_range(3, 9, 3, 0);	/* 3 6 9 */
-	c = set_range(0, 9, 2, 0);	/* 0 2 4 6 8 */
+	a = set_range(0, 4, 1, 0); /* 0 1 2 3 4 */
+	b = set_range(3, 9, 3, 0); /* 3 6 9 */
+	c = set_range(0, 9, 2, 0); /* 0 2 4 6 8 */
 
 	cr_expect_eq(fi_av_set_union(a, b), 0);
-	expect_members(a, (fi_addr_t[]){ 0, 1, 2, 3, 4, 6, 9 }, 7);
+	expect_members(a, (fi_addr_t[]){0, 1, 2, 3, 4, 6, 9}, 7);
 	cr_expect_eq(fi_av_set_intersect(a, c), 0);
-	expect_members(a, (fi_addr_t[]){ 0, 2, 4, 6 }, 4);
+	expect_members(a, (fi_addr_t[]){0, 2, 4, 6}, 4);
 	cr_expect_eq(fi_av_set_diff(c, a), 0);
-	expect_members(c, (fi_addr_t[]){ 8 }, 1);
+	expect_members(c, (fi_addr_t[]){8}, 1);
 	cr_expect_eq(fi_av_set_union(a, a), 0);
-	expect_members(a, (fi_addr_t[]){ 0, 2, 4, 6 }, 4);
+	expect_members(a, (fi_addr_t[]){0, 2, 4, 6}, 4);
 	cr_expect_eq(fi_av_set_diff(b, b), 0);
 	expect_members(b, NULL, 0);
 
 	av2 = open_av(FI_AV_TABLE, 0);
 	cr_assert_eq(fi_av_insert(av2, &x, 1, &fx, 0, NULL), 1);
 	{
-		struct fi_av_set_attr attr = { .start_addr = 0,
-					       .end_addr = 0 };
+		struct fi_av_set_attr attr = {.start_addr = 0, .end_addr = 0};
 
 		cr_assert_eq(fi_av_set(av2, &attr, &other, NULL), 0);
 	}

@@ -67,7 +67,7 @@ Test(cntr, null_attr_defaults)
 
 Test(cntr, bad_open)
 {
-	struct fi_cntr_attr attr = { .events = FI_CNTR_EVENTS_COMP };
+	struct fi_cntr_attr attr = {.events = FI_CNTR_EVENTS_COMP};
 	struct fid_cntr *c;
 
 	cr_expect_eq(fi_cntr_open(t_domain, &attr, NULL, NULL), -FI_EINVAL);
@@ -98,8 +98,8 @@ Test(cntr, limit)
 
 Test(cntr, wait_timeout_all_wait_objects)
 {
-	enum fi_wait_obj w[] = { FI_WAIT_NONE, FI_WAIT_UNSPEC, FI_WAIT_FD,
-				 FI_WAIT_YIELD };
+	enum fi_wait_obj w[] = {FI_WAIT_NONE, FI_WAIT_UNSPEC, FI_WAIT_FD,
+				FI_WAIT_YIELD};
 	uint64_t t0, dt;
 	size_t i;
 
@@ -134,20 +134,20 @@ static void *bumper(void *arg)
 		if (b->err)
 			fi_cntr_adderr(b->c, 1);
 		else
-			t_int->cntr_inc(container_of(b->c, struct gba_cntr,
-						  cntr_fid));
+			t_int->cntr_inc(
+				container_of(b->c, struct gba_cntr, cntr_fid));
 	}
 	return NULL;
 }
 
 Test(cntr, wait_wakes_on_change)
 {
-	enum fi_wait_obj w[] = { FI_WAIT_UNSPEC, FI_WAIT_FD, FI_WAIT_NONE };
+	enum fi_wait_obj w[] = {FI_WAIT_UNSPEC, FI_WAIT_FD, FI_WAIT_NONE};
 	pthread_t th;
 	size_t i;
 
 	for (i = 0; i < 3; i++) {
-		struct bump b = { .c = open_cntr(w[i]) };
+		struct bump b = {.c = open_cntr(w[i])};
 		uint64_t t0 = prov_now_ms();
 
 		pthread_create(&th, NULL, bumper, &b);
@@ -161,7 +161,7 @@ Test(cntr, wait_wakes_on_change)
 
 Test(cntr, wait_error_returns_eavail)
 {
-	struct bump b = { .c = open_cntr(FI_WAIT_UNSPEC), .err = 1 };
+	struct bump b = {.c = open_cntr(FI_WAIT_UNSPEC), .err = 1};
 	pthread_t th;
 
 	pthread_create(&th, NULL, bumper, &b);
@@ -174,8 +174,8 @@ Test(cntr, wait_error_returns_eavail)
 Test(cntr, getwait_fd)
 {
 	struct fid_cntr *c = open_cntr(FI_WAIT_FD);
-	struct fid *fids[1] = { &c->fid };
-	struct pollfd pfd = { .events = POLLIN };
+	struct fid *fids[1] = {&c->fid};
+	struct pollfd pfd = {.events = POLLIN};
 	int fd = -1;
 
 	cr_assert_eq(fi_control(&c->fid, FI_GETWAIT, &fd), 0);
@@ -215,12 +215,12 @@ Test(cntr, close_busy_while_bound)
 
 Test(cntr, wait_set_member)
 {
-	struct fi_wait_attr wattr = { .wait_obj = FI_WAIT_FD };
-	struct fi_cntr_attr attr = { .events = FI_CNTR_EVENTS_COMP,
-				     .wait_obj = FI_WAIT_SET };
+	struct fi_wait_attr wattr = {.wait_obj = FI_WAIT_FD};
+	struct fi_cntr_attr attr = {.events = FI_CNTR_EVENTS_COMP,
+				    .wait_obj = FI_WAIT_SET};
 	struct fid_wait *ws;
 	struct fid_cntr *c;
-	struct pollfd pfd = { .events = POLLIN };
+	struct pollfd pfd = {.events = POLLIN};
 	int fd;
 
 	cr_assert_eq(fi_wait_open(t_fabric, &wattr, &ws), 0);

@@ -68,7 +68,7 @@ Test(cq, format_context)
 Test(cq, format_unspec_is_context)
 {
 	struct fid_cq *cq = open_cq(8, FI_CQ_FORMAT_UNSPEC, FI_WAIT_NONE);
-	struct fi_cq_entry e[2] = { { 0 }, { (void *)1 } };
+	struct fi_cq_entry e[2] = {{0}, {(void *)1}};
 
 	write_n(cq, 1);
 	cr_assert_eq(fi_cq_read(cq, e, 2), 1);
@@ -122,7 +122,7 @@ Test(cq, format_tagged_and_readfrom)
 
 Test(cq, bad_open)
 {
-	struct fi_cq_attr attr = { .format = FI_CQ_FORMAT_CONTEXT };
+	struct fi_cq_attr attr = {.format = FI_CQ_FORMAT_CONTEXT};
 	struct fid_cq *cq;
 
 	cr_expect_eq(fi_cq_open(t_domain, NULL, &cq, NULL), -FI_EINVAL);
@@ -149,14 +149,15 @@ Test(cq, bad_open)
 
 Test(cq, default_size_and_limit)
 {
-	struct fi_cq_attr attr = { .format = FI_CQ_FORMAT_CONTEXT };
+	struct fi_cq_attr attr = {.format = FI_CQ_FORMAT_CONTEXT};
 	struct fid_cq *cq[GBA_CQ_CNT + 1];
 	struct gba_cq *g;
 	int i, ret;
 
 	cr_assert_eq(fi_cq_open(t_domain, &attr, &cq[0], NULL), 0);
 	g = container_of(cq[0], struct gba_cq, cq_fid);
-	cr_expect_eq(g->size, (size_t)GBA_CQ_DEF_SIZE, "FI_GBA_CQ_SIZE default");
+	cr_expect_eq(g->size, (size_t)GBA_CQ_DEF_SIZE,
+		     "FI_GBA_CQ_SIZE default");
 	attr.size = 1;
 	for (i = 1; i < GBA_CQ_CNT; i++) {
 		ret = fi_cq_open(t_domain, &attr, &cq[i], NULL);
@@ -238,8 +239,8 @@ Test(cq, errors_keep_their_place)
 	cr_expect_eq(e[0].op_context, &ctxs[0]);
 
 	/* err_data_size 0: pointer to the provider's copy */
-	cr_assert_eq(ext->write_error(cq, NULL, 0, FI_ECANCELED, 0, 0, 0,
-				      &info, sizeof(info)),
+	cr_assert_eq(ext->write_error(cq, NULL, 0, FI_ECANCELED, 0, 0, 0, &info,
+				      sizeof(info)),
 		     0);
 	memset(&err, 0, sizeof(err));
 	cr_assert_eq(fi_cq_readerr(cq, &err, 0), 1);
@@ -284,7 +285,7 @@ Test(cq, read_bad_args)
 
 Test(cq, sread_timeout)
 {
-	enum fi_wait_obj w[] = { FI_WAIT_UNSPEC, FI_WAIT_FD, FI_WAIT_YIELD };
+	enum fi_wait_obj w[] = {FI_WAIT_UNSPEC, FI_WAIT_FD, FI_WAIT_YIELD};
 	struct fi_cq_entry e;
 	uint64_t t0, dt;
 	size_t i;
@@ -320,7 +321,7 @@ static void *writer(void *arg)
 
 Test(cq, sread_wakes_on_write)
 {
-	enum fi_wait_obj w[] = { FI_WAIT_UNSPEC, FI_WAIT_FD };
+	enum fi_wait_obj w[] = {FI_WAIT_UNSPEC, FI_WAIT_FD};
 	struct fi_cq_entry e;
 	pthread_t th;
 	uint64_t t0;
@@ -341,10 +342,10 @@ Test(cq, sread_wakes_on_write)
 
 Test(cq, sread_threshold)
 {
-	struct fi_cq_attr attr = { .size = 8,
-				   .format = FI_CQ_FORMAT_CONTEXT,
-				   .wait_obj = FI_WAIT_UNSPEC,
-				   .wait_cond = FI_CQ_COND_THRESHOLD };
+	struct fi_cq_attr attr = {.size = 8,
+				  .format = FI_CQ_FORMAT_CONTEXT,
+				  .wait_obj = FI_WAIT_UNSPEC,
+				  .wait_cond = FI_CQ_COND_THRESHOLD};
 	struct fi_cq_entry e[4];
 	size_t threshold = 3;
 	struct fid_cq *cq;
@@ -383,7 +384,7 @@ Test(cq, wait_fd_and_trywait)
 	struct fid_cq *cq = open_cq(4, FI_CQ_FORMAT_CONTEXT, FI_WAIT_FD);
 	struct fi_cq_entry e;
 	struct pollfd pfd;
-	struct fid *fids[1] = { &cq->fid };
+	struct fid *fids[1] = {&cq->fid};
 	int fd = -1;
 
 	cr_assert_eq(fi_control(&cq->fid, FI_GETWAIT, &fd), 0);
@@ -407,7 +408,7 @@ Test(cq, wait_fd_and_trywait)
 Test(cq, trywait_rejects_wait_none)
 {
 	struct fid_cq *cq = open_cq(4, FI_CQ_FORMAT_CONTEXT, FI_WAIT_NONE);
-	struct fid *fids[1] = { &cq->fid };
+	struct fid *fids[1] = {&cq->fid};
 
 	cr_expect_eq(fi_trywait(t_fabric, fids, 1), -FI_EINVAL);
 	cr_expect_eq(fi_close(&cq->fid), 0);
@@ -432,10 +433,10 @@ Test(cq, close_busy_while_bound)
 
 Test(cq, wait_set)
 {
-	struct fi_wait_attr wattr = { .wait_obj = FI_WAIT_UNSPEC };
-	struct fi_cq_attr attr = { .size = 4,
-				   .format = FI_CQ_FORMAT_CONTEXT,
-				   .wait_obj = FI_WAIT_SET };
+	struct fi_wait_attr wattr = {.wait_obj = FI_WAIT_UNSPEC};
+	struct fi_cq_attr attr = {.size = 4,
+				  .format = FI_CQ_FORMAT_CONTEXT,
+				  .wait_obj = FI_WAIT_SET};
 	struct fi_cq_entry e;
 	struct fid_wait *ws;
 	struct fid_cq *cq;
@@ -475,8 +476,8 @@ Test(cq_nolock, thread_domain_works, .init = NULL, .fini = prov_teardown)
 	struct fi_cq_entry e[2];
 
 	prov_setup_threading(FI_THREAD_DOMAIN);
-	cr_expect_not(container_of(t_domain, struct gba_domain, domain_fid)
-			      ->locking);
+	cr_expect_not(
+		container_of(t_domain, struct gba_domain, domain_fid)->locking);
 	cq = open_cq(2, FI_CQ_FORMAT_CONTEXT, FI_WAIT_NONE);
 	cr_expect_not(container_of(cq, struct gba_cq, cq_fid)->lock.enabled);
 	write_n(cq, 2);
@@ -513,8 +514,8 @@ static void *mt_write(void *arg)
 Test(cq, threads_safe)
 {
 	struct fid_cq *cq = open_cq(64, FI_CQ_FORMAT_CONTEXT, FI_WAIT_UNSPEC);
-	struct mt_writer w[2] = { { cq, 1 }, { cq, 1000001 } };
-	uintptr_t next[2] = { 1, 1000001 };
+	struct mt_writer w[2] = {{cq, 1}, {cq, 1000001}};
+	uintptr_t next[2] = {1, 1000001};
 	struct fi_cq_entry e[16];
 	pthread_t th[2];
 	void *res;

@@ -32,7 +32,7 @@ static struct fid_eq *open_eq(size_t size, uint64_t flags,
 Test(eq, write_read_peek)
 {
 	struct fid_eq *eq = open_eq(4, FI_WRITE, FI_WAIT_NONE);
-	struct fi_eq_entry in = { .fid = &eq->fid, .context = eq, .data = 7 };
+	struct fi_eq_entry in = {.fid = &eq->fid, .context = eq, .data = 7};
 	struct fi_eq_entry out;
 	uint32_t event = 0;
 	int i;
@@ -42,13 +42,12 @@ Test(eq, write_read_peek)
 		cr_assert_eq(fi_eq_write(eq, FI_NOTIFY, &in, sizeof(in), 0),
 			     sizeof(in));
 	}
-	cr_expect_eq(fi_eq_write(eq, FI_NOTIFY, &in, sizeof(in), 0),
-		     -FI_EAGAIN, "EQ of size 4 is full");
+	cr_expect_eq(fi_eq_write(eq, FI_NOTIFY, &in, sizeof(in), 0), -FI_EAGAIN,
+		     "EQ of size 4 is full");
 	cr_assert_eq(fi_eq_read(eq, &event, &out, sizeof(out), FI_PEEK),
 		     sizeof(out));
 	cr_expect_eq(out.data, 0);
-	cr_assert_eq(fi_eq_read(eq, &event, &out, sizeof(out), 0),
-		     sizeof(out));
+	cr_assert_eq(fi_eq_read(eq, &event, &out, sizeof(out), 0), sizeof(out));
 	cr_expect_eq(event, FI_NOTIFY);
 	cr_expect_eq(out.data, 0, "peek left the event queued");
 	cr_expect_eq(out.fid, &eq->fid);
@@ -58,15 +57,14 @@ Test(eq, write_read_peek)
 			     sizeof(out));
 		cr_expect_eq(out.data, (uint64_t)i, "FIFO");
 	}
-	cr_expect_eq(fi_eq_read(eq, &event, &out, sizeof(out), 0),
-		     -FI_EAGAIN);
+	cr_expect_eq(fi_eq_read(eq, &event, &out, sizeof(out), 0), -FI_EAGAIN);
 	cr_expect_eq(fi_close(&eq->fid), 0);
 }
 
 Test(eq, short_buffer_and_bad_args)
 {
 	struct fid_eq *eq = open_eq(4, FI_WRITE, FI_WAIT_NONE);
-	struct fi_eq_entry in = { .data = 1 }, out;
+	struct fi_eq_entry in = {.data = 1}, out;
 	uint32_t event;
 	char small[4];
 
@@ -74,8 +72,8 @@ Test(eq, short_buffer_and_bad_args)
 		     sizeof(in));
 	cr_expect_eq(fi_eq_read(eq, &event, small, sizeof(small), 0),
 		     -FI_ETOOSMALL, "no silent truncation");
-	cr_expect_eq(fi_eq_read(eq, &event, &out, sizeof(out), 0),
-		     sizeof(out), "event still there");
+	cr_expect_eq(fi_eq_read(eq, &event, &out, sizeof(out), 0), sizeof(out),
+		     "event still there");
 	cr_expect_eq(fi_eq_read(eq, NULL, &out, sizeof(out), 0), -FI_EINVAL);
 	cr_expect_eq(fi_eq_read(eq, &event, NULL, sizeof(out), 0), -FI_EINVAL);
 	cr_expect_eq(fi_eq_read(eq, &event, &out, sizeof(out), FI_MORE),
@@ -98,7 +96,7 @@ Test(eq, short_buffer_and_bad_args)
 Test(eq, write_needs_fi_write)
 {
 	struct fid_eq *eq = open_eq(4, 0, FI_WAIT_NONE);
-	struct fi_eq_entry in = { 0 };
+	struct fi_eq_entry in = {0};
 
 	cr_expect_eq(fi_eq_write(eq, FI_NOTIFY, &in, sizeof(in), 0),
 		     -FI_EINVAL);
@@ -107,7 +105,7 @@ Test(eq, write_needs_fi_write)
 
 Test(eq, bad_open)
 {
-	struct fi_eq_attr attr = { .wait_obj = FI_WAIT_NONE };
+	struct fi_eq_attr attr = {.wait_obj = FI_WAIT_NONE};
 	struct fid_eq *eq;
 
 	cr_expect_eq(fi_eq_open(t_fabric, NULL, &eq, NULL), -FI_EINVAL);
@@ -128,7 +126,7 @@ Test(eq, bad_open)
 
 Test(eq, sread_timeout_and_none)
 {
-	enum fi_wait_obj w[] = { FI_WAIT_UNSPEC, FI_WAIT_FD, FI_WAIT_YIELD };
+	enum fi_wait_obj w[] = {FI_WAIT_UNSPEC, FI_WAIT_FD, FI_WAIT_YIELD};
 	struct fi_eq_entry out;
 	uint32_t event;
 	uint64_t t0, dt;
@@ -138,8 +136,7 @@ Test(eq, sread_timeout_and_none)
 	for (i = 0; i < 3; i++) {
 		eq = open_eq(4, FI_WRITE, w[i]);
 		t0 = prov_now_ms();
-		cr_expect_eq(fi_eq_sread(eq, &event, &out, sizeof(out), 100,
-					 0),
+		cr_expect_eq(fi_eq_sread(eq, &event, &out, sizeof(out), 100, 0),
 			     -FI_EAGAIN);
 		dt = prov_now_ms() - t0;
 		cr_expect(dt >= 95 && dt < 1000, "%s: %llu ms",
@@ -155,7 +152,7 @@ Test(eq, sread_timeout_and_none)
 static void *eq_writer(void *arg)
 {
 	struct fid_eq *eq = arg;
-	struct fi_eq_entry in = { .data = 99 };
+	struct fi_eq_entry in = {.data = 99};
 
 	usleep(50000);
 	fi_eq_write(eq, FI_NOTIFY, &in, sizeof(in), 0);
@@ -164,7 +161,7 @@ static void *eq_writer(void *arg)
 
 Test(eq, sread_wakes)
 {
-	enum fi_wait_obj w[] = { FI_WAIT_UNSPEC, FI_WAIT_FD };
+	enum fi_wait_obj w[] = {FI_WAIT_UNSPEC, FI_WAIT_FD};
 	struct fi_eq_entry out;
 	uint32_t event;
 	pthread_t th;
@@ -175,9 +172,9 @@ Test(eq, sread_wakes)
 		uint64_t t0 = prov_now_ms();
 
 		pthread_create(&th, NULL, eq_writer, eq);
-		cr_expect_eq(fi_eq_sread(eq, &event, &out, sizeof(out), 5000,
-					 0),
-			     sizeof(out));
+		cr_expect_eq(
+			fi_eq_sread(eq, &event, &out, sizeof(out), 5000, 0),
+			sizeof(out));
 		cr_expect_eq(out.data, 99);
 		cr_expect(prov_now_ms() - t0 < 2000);
 		pthread_join(th, NULL);
@@ -190,7 +187,7 @@ Test(eq, readerr)
 	struct fid_eq *eq = open_eq(8, FI_WRITE, FI_WAIT_UNSPEC);
 	struct gba_eq_ext_ops *ext;
 	struct fi_eq_err_entry err;
-	struct fi_eq_entry in = { .data = 1 }, out;
+	struct fi_eq_entry in = {.data = 1}, out;
 	uint32_t event;
 	char buf[64];
 	int ctx;
@@ -202,14 +199,11 @@ Test(eq, readerr)
 	cr_expect_eq(fi_eq_readerr(eq, &err, 0), -FI_EAGAIN);
 	cr_assert_eq(fi_eq_write(eq, FI_NOTIFY, &in, sizeof(in), 0),
 		     sizeof(in));
-	cr_assert_eq(ext->write_error(eq, &eq->fid, &ctx, 5, FI_ETIMEDOUT,
-				      110),
+	cr_assert_eq(ext->write_error(eq, &eq->fid, &ctx, 5, FI_ETIMEDOUT, 110),
 		     0);
 	/* the event before the error reads normally, then EAVAIL */
-	cr_expect_eq(fi_eq_read(eq, &event, &out, sizeof(out), 0),
-		     sizeof(out));
-	cr_expect_eq(fi_eq_read(eq, &event, &out, sizeof(out), 0),
-		     -FI_EAVAIL);
+	cr_expect_eq(fi_eq_read(eq, &event, &out, sizeof(out), 0), sizeof(out));
+	cr_expect_eq(fi_eq_read(eq, &event, &out, sizeof(out), 0), -FI_EAVAIL);
 	cr_expect_eq(fi_eq_sread(eq, &event, &out, sizeof(out), 100, 0),
 		     -FI_EAVAIL);
 	cr_expect_eq(fi_eq_readerr(eq, &err, FI_PEEK), -FI_EINVAL);
@@ -233,9 +227,9 @@ Test(eq, readerr)
 Test(eq, getwait_and_trywait)
 {
 	struct fid_eq *eq = open_eq(4, FI_WRITE, FI_WAIT_FD);
-	struct fi_eq_entry in = { 0 }, out;
-	struct fid *fids[1] = { &eq->fid };
-	struct pollfd pfd = { .events = POLLIN };
+	struct fi_eq_entry in = {0}, out;
+	struct fid *fids[1] = {&eq->fid};
+	struct pollfd pfd = {.events = POLLIN};
 	uint32_t event;
 	int fd;
 
@@ -247,8 +241,7 @@ Test(eq, getwait_and_trywait)
 		     sizeof(in));
 	cr_expect_eq(poll(&pfd, 1, 0), 1);
 	cr_expect_eq(fi_trywait(t_fabric, fids, 1), -FI_EAGAIN);
-	cr_expect_eq(fi_eq_read(eq, &event, &out, sizeof(out), 0),
-		     sizeof(out));
+	cr_expect_eq(fi_eq_read(eq, &event, &out, sizeof(out), 0), sizeof(out));
 	cr_expect_eq(fi_trywait(t_fabric, fids, 1), 0);
 	cr_expect_eq(fi_control(&eq->fid, FI_GETWAIT, NULL), -FI_EINVAL);
 	cr_expect_eq(fi_close(&eq->fid), 0);
@@ -262,18 +255,17 @@ Test(eq, provider_events)
 {
 	struct fid_eq *eq = open_eq(2, 0, FI_WAIT_NONE);
 	struct gba_eq *g = container_of(eq, struct gba_eq, eq_fid);
-	struct fi_eq_entry in = { .data = 3 }, out;
+	struct fi_eq_entry in = {.data = 3}, out;
 	uint32_t event;
 
 	/* the provider writes even without FI_WRITE */
-	cr_assert_eq(t_int->eq_write_event(g, FI_JOIN_COMPLETE, &in, sizeof(in),
-					0),
-		     0);
+	cr_assert_eq(
+		t_int->eq_write_event(g, FI_JOIN_COMPLETE, &in, sizeof(in), 0),
+		0);
 	cr_assert_eq(t_int->eq_write_error(g, NULL, NULL, 0, FI_EIO, 0), 0);
 	cr_expect_eq(t_int->eq_write_event(g, FI_NOTIFY, &in, sizeof(in), 0),
 		     -FI_EAGAIN, "errors count toward the size");
-	cr_expect_eq(fi_eq_read(eq, &event, &out, sizeof(out), 0),
-		     sizeof(out));
+	cr_expect_eq(fi_eq_read(eq, &event, &out, sizeof(out), 0), sizeof(out));
 	cr_expect_eq(event, FI_JOIN_COMPLETE);
 	cr_expect_eq(out.data, 3);
 	cr_expect_eq(fi_close(&eq->fid), 0, "queued entries are freed");

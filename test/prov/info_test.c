@@ -6,8 +6,8 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/mman.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
@@ -60,10 +60,10 @@ Test(info, defaults)
 	cr_expect_eq(info->fabric_attr->api_version, TEST_VERSION);
 	cr_expect_eq(info->ep_attr->type, FI_EP_RDM);
 	cr_expect_eq(info->addr_format, FI_FORMAT_UNSPEC);
-	cr_expect_eq(info->caps,
-		     FI_RMA | FI_ATOMIC | FI_COLLECTIVE | FI_READ | FI_WRITE |
-			     FI_REMOTE_READ | FI_REMOTE_WRITE | FI_TRIGGER |
-			     FI_LOCAL_COMM);
+	cr_expect_eq(info->caps, FI_RMA | FI_ATOMIC | FI_COLLECTIVE | FI_READ |
+					 FI_WRITE | FI_REMOTE_READ |
+					 FI_REMOTE_WRITE | FI_TRIGGER |
+					 FI_LOCAL_COMM);
 	cr_expect_eq(info->caps & (FI_MSG | FI_TAGGED | FI_SEND | FI_RECV), 0,
 		     "no message caps until the peer data path exists");
 	cr_expect_eq(info->mode, 0);
@@ -132,10 +132,12 @@ Test(info, caps_narrowing)
 Test(info, unsupported_caps)
 {
 	static const uint64_t bad[] = {
-		FI_MSG,	      FI_TAGGED,     FI_SEND,	     FI_RECV,
-		FI_MULTICAST, FI_HMEM,	     FI_REMOTE_COMM, FI_SHARED_AV,
-		FI_SOURCE,    FI_MULTI_RECV, FI_RMA_EVENT,   FI_NAMED_RX_CTX,
-		FI_DIRECTED_RECV, FI_FENCE,  FI_RMA_PMEM,    FI_VARIABLE_MSG,
+		FI_MSG,		  FI_TAGGED,	FI_SEND,
+		FI_RECV,	  FI_MULTICAST, FI_HMEM,
+		FI_REMOTE_COMM,	  FI_SHARED_AV, FI_SOURCE,
+		FI_MULTI_RECV,	  FI_RMA_EVENT, FI_NAMED_RX_CTX,
+		FI_DIRECTED_RECV, FI_FENCE,	FI_RMA_PMEM,
+		FI_VARIABLE_MSG,
 	};
 	struct fi_info *hints;
 	size_t i;
@@ -206,11 +208,11 @@ Test(info, domain_attr_limits)
 {
 	struct fi_info *hints;
 
-#define NODATA_DOM(field, value)                                            \
-	do {                                                                \
-		hints = prov_hints();                                       \
-		hints->domain_attr->field = (value);                        \
-		expect_nodata(hints, #field);                               \
+#define NODATA_DOM(field, value)                                               \
+	do {                                                                   \
+		hints = prov_hints();                                          \
+		hints->domain_attr->field = (value);                           \
+		expect_nodata(hints, #field);                                  \
 	} while (0)
 	NODATA_DOM(cq_cnt, GBA_CQ_CNT + 1);
 	NODATA_DOM(cntr_cnt, GBA_CNTR_CNT + 1);
@@ -240,11 +242,11 @@ Test(info, ep_tx_rx_limits)
 {
 	struct fi_info *hints;
 
-#define NODATA(attr, field, value)                                          \
-	do {                                                                \
-		hints = prov_hints();                                       \
-		hints->attr->field = (value);                               \
-		expect_nodata(hints, #attr "." #field);                     \
+#define NODATA(attr, field, value)                                             \
+	do {                                                                   \
+		hints = prov_hints();                                          \
+		hints->attr->field = (value);                                  \
+		expect_nodata(hints, #attr "." #field);                        \
 	} while (0)
 	NODATA(ep_attr, protocol, FI_PROTO_SHM);
 	NODATA(ep_attr, protocol_version, 2);
@@ -409,22 +411,22 @@ Test(info, node_service)
 		fi_freeinfo(info);
 
 	/* a source address of another process cannot be opened here */
-	cr_expect_eq(fi_getinfo(TEST_VERSION, node, NULL, FI_SOURCE, hints,
-				&info),
-		     -FI_ENODATA);
+	cr_expect_eq(
+		fi_getinfo(TEST_VERSION, node, NULL, FI_SOURCE, hints, &info),
+		-FI_ENODATA);
 	/* unknown host names and malformed services */
 	cr_expect_eq(fi_getinfo(TEST_VERSION, "no-such-host.invalid", "1", 0,
 				hints, &info),
 		     -FI_ENODATA);
-	cr_expect_eq(fi_getinfo(TEST_VERSION, "localhost", "abc", 0, hints,
-				&info),
-		     -FI_ENODATA);
+	cr_expect_eq(
+		fi_getinfo(TEST_VERSION, "localhost", "abc", 0, hints, &info),
+		-FI_ENODATA);
 	cr_expect_eq(fi_getinfo(TEST_VERSION, "localhost", "99999999999", 0,
 				hints, &info),
 		     -FI_ENODATA);
-	cr_expect_eq(fi_getinfo(TEST_VERSION, "gba://zz/1/2", NULL, 0, hints,
-				&info),
-		     -FI_ENODATA);
+	cr_expect_eq(
+		fi_getinfo(TEST_VERSION, "gba://zz/1/2", NULL, 0, hints, &info),
+		-FI_ENODATA);
 	fi_freeinfo(hints);
 }
 
@@ -491,7 +493,7 @@ Test(info, fabric_busy_until_children_closed)
 	struct fid_fabric *fabric;
 	struct fid_domain *domain;
 	struct fid_eq *eq;
-	struct fi_eq_attr eq_attr = { .wait_obj = FI_WAIT_NONE };
+	struct fi_eq_attr eq_attr = {.wait_obj = FI_WAIT_NONE};
 
 	cr_assert_eq(fi_fabric(info->fabric_attr, &fabric, NULL), 0);
 	cr_assert_eq(fi_domain(fabric, info, &domain, NULL), 0);
@@ -516,8 +518,8 @@ Test(info, domain_ops_not_supported)
 	struct fid_ep *ep;
 	struct fid_stx *stx;
 	struct fid_poll *poll;
-	struct fi_poll_attr pattr = { 0 };
-	struct fi_tx_attr txattr = { 0 };
+	struct fi_poll_attr pattr = {0};
+	struct fi_tx_attr txattr = {0};
 	void *ops;
 
 	cr_assert_eq(fi_fabric(info->fabric_attr, &fabric, NULL), 0);
@@ -556,8 +558,8 @@ Test(params, defaults)
 
 Test(params, read_from_environment)
 {
-	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_CONTEXT };
-	struct fi_eq_attr eq_attr = { .wait_obj = FI_WAIT_NONE };
+	struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_CONTEXT};
+	struct fi_eq_attr eq_attr = {.wait_obj = FI_WAIT_NONE};
 	struct fid_cq *cq;
 	struct fid_eq *eq;
 
@@ -619,8 +621,7 @@ Test(params, device_opens_lazily)
 	d = container_of(t_domain, struct gba_domain, domain_fid);
 	cr_expect_null(d->dev, "no device before the first use");
 	ret = t_int->domain_dev(d, &dev);
-	cr_assert_eq(ret, 0, "gba_domain_dev(%s): %s", name,
-		     fi_strerror(-ret));
+	cr_assert_eq(ret, 0, "gba_domain_dev(%s): %s", name, fi_strerror(-ret));
 	cr_expect_not_null(dev);
 	cr_expect_eq(t_int->domain_dev(d, &again), 0);
 	cr_expect_eq(again, dev, "opened once per domain");

@@ -18,6 +18,7 @@
 
 #include "gba_prov.h"
 
+/* Entry @i (which must be below av->size). */
 static inline struct gba_av_entry *gba_av_entry(struct gba_av *av, size_t i)
 {
 	return &av->chunks[i / GBA_AV_CHUNK][i % GBA_AV_CHUNK];
@@ -118,16 +119,20 @@ static int gba_av_insert_one(struct gba_av *av, const void *addr,
 	return 0;
 }
 
+/* FI_EVENT: queue the error entry for address @index of an insert. */
 static void gba_av_report(struct gba_av *av, size_t index, int err,
 			  void *context)
 {
-	if (gba_eq_write_error(av->eq, &av->av_fid.fid, context, index, err,
-			       0))
+	if (gba_eq_write_error(av->eq, &av->av_fid.fid, context, index, err, 0))
 		FI_WARN(&gba_prov, FI_LOG_AV,
 			"AV insert: EQ full, error for address %zu lost\n",
 			index);
 }
 
+/*
+ * FI_EVENT: queue FI_AV_COMPLETE for an insert of which @nok
+ * addresses succeeded.  0 or the EQ error (logged).
+ */
 static int gba_av_complete(struct gba_av *av, size_t nok, void *context)
 {
 	struct fi_eq_entry entry = {
@@ -137,8 +142,8 @@ static int gba_av_complete(struct gba_av *av, size_t nok, void *context)
 	};
 	int ret;
 
-	ret = gba_eq_write_event(av->eq, FI_AV_COMPLETE, &entry,
-				 sizeof(entry), 0);
+	ret = gba_eq_write_event(av->eq, FI_AV_COMPLETE, &entry, sizeof(entry),
+				 0);
 	if (ret)
 		FI_WARN(&gba_prov, FI_LOG_AV,
 			"AV insert: cannot write FI_AV_COMPLETE: %s\n",
@@ -171,9 +176,10 @@ static int gba_av_insert(struct fid_av *av_fid, const void *addr, size_t count,
 		return GBA_WARN_RET(FI_LOG_AV, -FI_EINVAL,
 				    "fi_av_insert: NULL addresses\n");
 	if (flags & ~(FI_MORE | FI_SYNC_ERR))
-		return GBA_WARN_RET(FI_LOG_AV, -FI_EBADFLAGS,
-				    "fi_av_insert: flags 0x%llx not supported\n",
-				    (unsigned long long)flags);
+		return GBA_WARN_RET(
+			FI_LOG_AV, -FI_EBADFLAGS,
+			"fi_av_insert: flags 0x%llx not supported\n",
+			(unsigned long long)flags);
 	if (flags & FI_SYNC_ERR) {
 		if (av->flags & FI_EVENT)
 			return GBA_WARN_RET(FI_LOG_AV, -FI_EBADFLAGS,
@@ -271,9 +277,8 @@ static int gba_av_insertsvc(struct fid_av *av_fid, const char *node,
  * inserted (0 with FI_EVENT), -FI_EINVAL, -FI_EBADFLAGS.
  */
 static int gba_av_insertsym(struct fid_av *av_fid, const char *node,
-			    size_t nodecnt, const char *service,
-			    size_t svccnt, fi_addr_t *fi_addr, uint64_t flags,
-			    void *context)
+			    size_t nodecnt, const char *service, size_t svccnt,
+			    fi_addr_t *fi_addr, uint64_t flags, void *context)
 {
 	struct gba_addr base, *addrs;
 	size_t i;
@@ -347,9 +352,10 @@ static int gba_av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr,
 		return GBA_WARN_RET(FI_LOG_AV, -FI_EINVAL,
 				    "fi_av_remove: NULL fi_addr array\n");
 	if (flags)
-		return GBA_WARN_RET(FI_LOG_AV, -FI_EBADFLAGS,
-				    "fi_av_remove: flags 0x%llx not supported\n",
-				    (unsigned long long)flags);
+		return GBA_WARN_RET(
+			FI_LOG_AV, -FI_EBADFLAGS,
+			"fi_av_remove: flags 0x%llx not supported\n",
+			(unsigned long long)flags);
 	gba_lock_acquire(&av->lock);
 	for (i = 0; i < count; i++) {
 		if (fi_addr[i] >= av->count ||
@@ -390,9 +396,10 @@ static int gba_av_lookup(struct fid_av *av_fid, fi_addr_t fi_addr, void *addr,
 				    "fi_av_lookup: NULL addr or addrlen\n");
 	a = gba_av_addr(av, fi_addr);
 	if (!a)
-		return GBA_WARN_RET(FI_LOG_AV, -FI_EINVAL,
-				    "fi_av_lookup: fi_addr %llu not in the AV\n",
-				    (unsigned long long)fi_addr);
+		return GBA_WARN_RET(
+			FI_LOG_AV, -FI_EINVAL,
+			"fi_av_lookup: fi_addr %llu not in the AV\n",
+			(unsigned long long)fi_addr);
 	n = *addrlen < sizeof(*a) ? *addrlen : sizeof(*a);
 	if (n < sizeof(*a))
 		FI_INFO(&gba_prov, FI_LOG_AV,
@@ -465,6 +472,10 @@ static int gba_av_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	return 0;
 }
 
+/*
+ * fi_close(3) on an AV: -FI_EBUSY while AV sets or endpoints use it.
+ * Returns 0 or -FI_EBUSY.
+ */
 static int gba_av_close(struct fid *fid)
 {
 	struct gba_av *av = container_of(fid, struct gba_av, av_fid.fid);
@@ -565,7 +576,7 @@ int gba_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,
 		free(av);
 		return ret;
 	}
-	av->type = attr->type != FI_AV_UNSPEC ? attr->type
+	av->type = attr->type != FI_AV_UNSPEC	     ? attr->type
 		   : domain->av_type != FI_AV_UNSPEC ? domain->av_type
 						     : FI_AV_TABLE;
 	av->flags = attr->flags;

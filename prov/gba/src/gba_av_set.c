@@ -16,6 +16,7 @@
 
 static struct fi_ops gba_av_set_fi_ops;
 
+/* The gba AV set behind @fid, or NULL if it is not one. */
 static struct gba_av_set *gba_av_set_of(const struct fid_av_set *fid)
 {
 	if (!fid || fid->fid.fclass != FI_CLASS_AV_SET ||
@@ -35,6 +36,7 @@ struct gba_av_set *gba_av_set_from_addr(fi_addr_t coll_addr)
 	return gba_av_set_of(fid);
 }
 
+/* Position of @addr in @set, or -1. */
 static ssize_t gba_av_set_index(const struct gba_av_set *set, fi_addr_t addr)
 {
 	size_t i;
@@ -45,6 +47,7 @@ static ssize_t gba_av_set_index(const struct gba_av_set *set, fi_addr_t addr)
 	return -1;
 }
 
+/* Make room for @need members.  0 or -FI_ENOMEM. */
 static int gba_av_set_grow(struct gba_av_set *set, size_t need)
 {
 	fi_addr_t *m;
@@ -63,6 +66,7 @@ static int gba_av_set_grow(struct gba_av_set *set, size_t need)
 	return 0;
 }
 
+/* Append @addr (not yet a member).  0 or -FI_ENOMEM. */
 static int gba_av_set_append(struct gba_av_set *set, fi_addr_t addr)
 {
 	int ret = gba_av_set_grow(set, set->count + 1);
@@ -226,6 +230,10 @@ static int gba_av_set_addr(struct fid_av_set *set_fid, fi_addr_t *coll_addr)
 	return 0;
 }
 
+/*
+ * fi_close(3) on an AV set: -FI_EBUSY while a collective holds it.
+ * Returns 0 or -FI_EBUSY.
+ */
 static int gba_av_set_close(struct fid *fid)
 {
 	struct gba_av_set *set =
@@ -295,12 +303,12 @@ int gba_av_set_open(struct fid_av *av_fid, struct fi_av_set_attr *attr,
 	    attr->start_addr != FI_ADDR_NOTAVAIL) {
 		if (attr->end_addr < attr->start_addr ||
 		    attr->end_addr == FI_ADDR_NOTAVAIL)
-			return GBA_WARN_RET(FI_LOG_AV, -FI_EINVAL,
-					    "fi_av_set: end_addr %llu before "
-					    "start_addr %llu\n",
-					    (unsigned long long)attr->end_addr,
-					    (unsigned long long)
-						    attr->start_addr);
+			return GBA_WARN_RET(
+				FI_LOG_AV, -FI_EINVAL,
+				"fi_av_set: end_addr %llu before "
+				"start_addr %llu\n",
+				(unsigned long long)attr->end_addr,
+				(unsigned long long)attr->start_addr);
 		if (!attr->stride && attr->end_addr != attr->start_addr)
 			return GBA_WARN_RET(FI_LOG_AV, -FI_EINVAL,
 					    "fi_av_set: stride 0\n");
@@ -331,8 +339,7 @@ int gba_av_set_open(struct fid_av *av_fid, struct fi_av_set_attr *attr,
 				break;
 			}
 			ret = gba_av_set_append(set, a);
-			if (!attr->stride ||
-			    attr->end_addr - a < attr->stride)
+			if (!attr->stride || attr->end_addr - a < attr->stride)
 				break;
 			a += attr->stride;
 		}

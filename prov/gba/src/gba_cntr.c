@@ -35,6 +35,10 @@ void gba_cntr_inc_err(struct gba_cntr *cntr)
 	gba_cntr_changed(cntr);
 }
 
+/*
+ * Progress every endpoint bound to @cntr once; *@pending (if not
+ * NULL) is set when one has work in flight.
+ */
 static void gba_cntr_progress(struct gba_cntr *cntr, bool *pending)
 {
 	size_t i;
@@ -61,8 +65,8 @@ static void gba_cntr_progress(struct gba_cntr *cntr, bool *pending)
  */
 static uint64_t gba_cntr_read(struct fid_cntr *cntr_fid)
 {
-	struct gba_cntr *cntr = container_of(cntr_fid, struct gba_cntr,
-					     cntr_fid);
+	struct gba_cntr *cntr =
+		container_of(cntr_fid, struct gba_cntr, cntr_fid);
 	uint64_t v;
 
 	gba_cntr_progress(cntr, NULL);
@@ -74,8 +78,8 @@ static uint64_t gba_cntr_read(struct fid_cntr *cntr_fid)
 /* gba_cntr_readerr - fi_cntr_readerr(3): the error value. */
 static uint64_t gba_cntr_readerr(struct fid_cntr *cntr_fid)
 {
-	struct gba_cntr *cntr = container_of(cntr_fid, struct gba_cntr,
-					     cntr_fid);
+	struct gba_cntr *cntr =
+		container_of(cntr_fid, struct gba_cntr, cntr_fid);
 	uint64_t v;
 
 	gba_cntr_progress(cntr, NULL);
@@ -87,8 +91,8 @@ static uint64_t gba_cntr_readerr(struct fid_cntr *cntr_fid)
 /* gba_cntr_add - fi_cntr_add(3): value += @value.  Returns 0. */
 static int gba_cntr_add(struct fid_cntr *cntr_fid, uint64_t value)
 {
-	struct gba_cntr *cntr = container_of(cntr_fid, struct gba_cntr,
-					     cntr_fid);
+	struct gba_cntr *cntr =
+		container_of(cntr_fid, struct gba_cntr, cntr_fid);
 
 	atomic_fetch_add_explicit(&cntr->value, value, memory_order_release);
 	gba_cntr_changed(cntr);
@@ -98,8 +102,8 @@ static int gba_cntr_add(struct fid_cntr *cntr_fid, uint64_t value)
 /* gba_cntr_set - fi_cntr_set(3): value = @value.  Returns 0. */
 static int gba_cntr_set(struct fid_cntr *cntr_fid, uint64_t value)
 {
-	struct gba_cntr *cntr = container_of(cntr_fid, struct gba_cntr,
-					     cntr_fid);
+	struct gba_cntr *cntr =
+		container_of(cntr_fid, struct gba_cntr, cntr_fid);
 
 	atomic_store_explicit(&cntr->value, value, memory_order_release);
 	gba_cntr_changed(cntr);
@@ -109,8 +113,8 @@ static int gba_cntr_set(struct fid_cntr *cntr_fid, uint64_t value)
 /* gba_cntr_adderr - fi_cntr_adderr(3): error value += @value.  Returns 0. */
 static int gba_cntr_adderr(struct fid_cntr *cntr_fid, uint64_t value)
 {
-	struct gba_cntr *cntr = container_of(cntr_fid, struct gba_cntr,
-					     cntr_fid);
+	struct gba_cntr *cntr =
+		container_of(cntr_fid, struct gba_cntr, cntr_fid);
 
 	atomic_fetch_add_explicit(&cntr->err, value, memory_order_release);
 	gba_cntr_changed(cntr);
@@ -120,8 +124,8 @@ static int gba_cntr_adderr(struct fid_cntr *cntr_fid, uint64_t value)
 /* gba_cntr_seterr - fi_cntr_seterr(3): error value = @value.  Returns 0. */
 static int gba_cntr_seterr(struct fid_cntr *cntr_fid, uint64_t value)
 {
-	struct gba_cntr *cntr = container_of(cntr_fid, struct gba_cntr,
-					     cntr_fid);
+	struct gba_cntr *cntr =
+		container_of(cntr_fid, struct gba_cntr, cntr_fid);
 
 	atomic_store_explicit(&cntr->err, value, memory_order_release);
 	gba_cntr_changed(cntr);
@@ -150,8 +154,8 @@ bool gba_cntr_ready(struct gba_cntr *cntr, bool *pending)
 static int gba_cntr_wait(struct fid_cntr *cntr_fid, uint64_t threshold,
 			 int timeout)
 {
-	struct gba_cntr *cntr = container_of(cntr_fid, struct gba_cntr,
-					     cntr_fid);
+	struct gba_cntr *cntr =
+		container_of(cntr_fid, struct gba_cntr, cntr_fid);
 	uint64_t err0 = atomic_load(&cntr->err);
 	uint64_t deadline, now;
 	unsigned token;
@@ -233,10 +237,14 @@ void gba_cntr_del_ep(struct gba_cntr *cntr, struct gba_ep *ep)
 	gba_lock_release(&cntr->ep_lock);
 }
 
+/*
+ * fi_close(3) on a counter: -FI_EBUSY while endpoints are bound;
+ * drains queued triggered operations.  Returns 0 or -FI_EBUSY.
+ */
 static int gba_cntr_close(struct fid *fid)
 {
-	struct gba_cntr *cntr = container_of(fid, struct gba_cntr,
-					     cntr_fid.fid);
+	struct gba_cntr *cntr =
+		container_of(fid, struct gba_cntr, cntr_fid.fid);
 
 	if (atomic_load(&cntr->ref)) {
 		FI_WARN(&gba_prov, FI_LOG_CNTR,
@@ -265,8 +273,8 @@ static int gba_cntr_close(struct fid *fid)
  */
 static int gba_cntr_control(struct fid *fid, int command, void *arg)
 {
-	struct gba_cntr *cntr = container_of(fid, struct gba_cntr,
-					     cntr_fid.fid);
+	struct gba_cntr *cntr =
+		container_of(fid, struct gba_cntr, cntr_fid.fid);
 
 	if (!arg)
 		return GBA_WARN_RET(FI_LOG_CNTR, -FI_EINVAL,

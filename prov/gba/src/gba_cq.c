@@ -24,11 +24,11 @@ struct gba_cq_entry {
 	uint64_t data;
 	uint64_t tag;
 	fi_addr_t src;
-	bool is_err;		/* marker: details in the error ring */
+	bool is_err; /* marker: details in the error ring */
 };
 
 struct gba_cq_err {
-	struct fi_cq_err_entry e;	/* err_data/err_data_size unused */
+	struct fi_cq_err_entry e; /* err_data/err_data_size unused */
 	size_t err_data_size;
 	uint8_t err_data[GBA_MAX_ERR_DATA];
 };
@@ -42,6 +42,7 @@ static inline struct gba_cq_entry *gba_cq_slot(struct gba_cq *cq, uint64_t pos)
 	return &cq->ring[pos % cq->size];
 }
 
+/* Entries (completions and error markers) queued in @cq. */
 static inline size_t gba_cq_used(struct gba_cq *cq)
 {
 	return (size_t)(atomic_load_explicit(&cq->tail, memory_order_acquire) -
@@ -172,8 +173,8 @@ int gba_cq_write_error_data(struct gba_cq *cq, void *context, uint64_t flags,
 int gba_cq_write_error(struct gba_cq *cq, void *context, uint64_t flags,
 		       int err, int prov_errno, size_t len, size_t olen)
 {
-	return gba_cq_write_error_data(cq, context, flags, err, prov_errno,
-				       len, olen, NULL, 0);
+	return gba_cq_write_error_data(cq, context, flags, err, prov_errno, len,
+				       olen, NULL, 0);
 }
 
 /* Copy one entry out in the CQ's format. */
@@ -368,8 +369,9 @@ static ssize_t gba_cq_readerr(struct fid_cq *cq_fid,
 
 		memcpy(cq->err_data, ee->err_data, ee->err_data_size);
 		tmp.err_data = ee->err_data_size ? cq->err_data : NULL;
-		memcpy(buf, &tmp, offsetof(struct fi_cq_err_entry, err_data) +
-					  sizeof(tmp.err_data));
+		memcpy(buf, &tmp,
+		       offsetof(struct fi_cq_err_entry, err_data) +
+			       sizeof(tmp.err_data));
 	}
 	cq->err_head++;
 	atomic_store_explicit(&cq->head, head + 1, memory_order_release);
@@ -438,8 +440,7 @@ static ssize_t gba_cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 		now = gba_now_ms();
 		if (now >= deadline) {
 			if (gba_cq_used(cq))
-				return gba_cq_dequeue(cq, buf, count,
-						      src_addr);
+				return gba_cq_dequeue(cq, buf, count, src_addr);
 			return -FI_EAGAIN;
 		}
 		left = deadline == UINT64_MAX ? -1 : (int)(deadline - now);
@@ -543,6 +544,10 @@ void gba_cq_del_ep(struct gba_cq *cq, struct gba_ep *ep)
 	gba_lock_release(&cq->ep_lock);
 }
 
+/*
+ * fi_close(3) on a CQ: -FI_EBUSY while endpoints are bound.
+ * Returns 0 or -FI_EBUSY.
+ */
 static int gba_cq_close(struct fid *fid)
 {
 	struct gba_cq *cq = container_of(fid, struct gba_cq, cq_fid.fid);
@@ -601,6 +606,7 @@ static int gba_cq_control(struct fid *fid, int command, void *arg)
 	}
 }
 
+/* gba_cq_ext_v1.write: gba_cq_write on a CQ fid. */
 static int gba_cq_ext_write(struct fid_cq *cq_fid, void *context,
 			    uint64_t flags, size_t len, void *buf,
 			    uint64_t data, uint64_t tag, fi_addr_t src)
@@ -609,21 +615,21 @@ static int gba_cq_ext_write(struct fid_cq *cq_fid, void *context,
 			    context, flags, len, buf, data, tag, src);
 }
 
+/* gba_cq_ext_v1.write_error: gba_cq_write_error_data on a CQ fid. */
 static int gba_cq_ext_write_error(struct fid_cq *cq_fid, void *context,
 				  uint64_t flags, int err, int prov_errno,
 				  size_t len, size_t olen, const void *err_data,
 				  size_t err_data_size)
 {
-	return gba_cq_write_error_data(container_of(cq_fid, struct gba_cq,
-						    cq_fid),
-				       context, flags, err, prov_errno, len,
-				       olen, err_data, err_data_size);
+	return gba_cq_write_error_data(
+		container_of(cq_fid, struct gba_cq, cq_fid), context, flags,
+		err, prov_errno, len, olen, err_data, err_data_size);
 }
 
+/* gba_cq_ext_v1.has_space: gba_cq_has_space on a CQ fid. */
 static bool gba_cq_ext_has_space(struct fid_cq *cq_fid, size_t n)
 {
-	return gba_cq_has_space(container_of(cq_fid, struct gba_cq, cq_fid),
-				n);
+	return gba_cq_has_space(container_of(cq_fid, struct gba_cq, cq_fid), n);
 }
 
 static struct gba_cq_ext_ops gba_cq_ext_ops = {
@@ -669,6 +675,7 @@ static struct fi_ops_cq gba_cq_ops = {
 	.strerror = gba_cq_strerror,
 };
 
+/* Size of one entry of @format, 0 for unknown formats. */
 static size_t gba_cq_format_size(enum fi_cq_format format)
 {
 	switch (format) {

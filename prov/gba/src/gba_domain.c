@@ -14,6 +14,10 @@
 
 #include "gba_prov.h"
 
+/*
+ * fi_close(3) on a domain: -FI_EBUSY while child objects are open;
+ * releases the bound EQ and the device.  Returns 0 or -FI_EBUSY.
+ */
 static int gba_domain_close(struct fid *fid)
 {
 	struct gba_domain *domain =
@@ -49,13 +53,15 @@ static int gba_domain_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	struct gba_eq *eq;
 
 	if (!bfid || bfid->fclass != FI_CLASS_EQ)
-		return GBA_WARN_RET(FI_LOG_DOMAIN, -FI_EINVAL,
-				    "fi_domain_bind: only an EQ can be bound\n");
+		return GBA_WARN_RET(
+			FI_LOG_DOMAIN, -FI_EINVAL,
+			"fi_domain_bind: only an EQ can be bound\n");
 	if (flags)
-		return GBA_WARN_RET(FI_LOG_DOMAIN, -FI_ENOSYS,
-				    "fi_domain_bind: flags 0x%llx not supported "
-				    "(registration is synchronous)\n",
-				    (unsigned long long)flags);
+		return GBA_WARN_RET(
+			FI_LOG_DOMAIN, -FI_ENOSYS,
+			"fi_domain_bind: flags 0x%llx not supported "
+			"(registration is synchronous)\n",
+			(unsigned long long)flags);
 	eq = container_of(bfid, struct gba_eq, eq_fid.fid);
 	if (eq->fabric != domain->fabric)
 		return GBA_WARN_RET(FI_LOG_DOMAIN, -FI_EINVAL,
@@ -68,6 +74,7 @@ static int gba_domain_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	return 0;
 }
 
+/* fi_scalable_ep(3): not supported (max_ep_tx_ctx 1).  -FI_ENOSYS. */
 static int gba_scalable_ep(struct fid_domain *domain, struct fi_info *info,
 			   struct fid_ep **sep, void *context)
 {
@@ -76,6 +83,7 @@ static int gba_scalable_ep(struct fid_domain *domain, struct fi_info *info,
 	return -FI_ENOSYS;
 }
 
+/* fi_poll_open(3): poll sets are not supported.  -FI_ENOSYS. */
 static int gba_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
 			 struct fid_poll **pollset)
 {
@@ -83,6 +91,7 @@ static int gba_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
 	return -FI_ENOSYS;
 }
 
+/* fi_stx_context(3): shared tx contexts are not supported.  -FI_ENOSYS. */
 static int gba_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr,
 		       struct fid_stx **stx, void *context)
 {
@@ -91,6 +100,7 @@ static int gba_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr,
 	return -FI_ENOSYS;
 }
 
+/* fi_srx_context(3): shared rx contexts are not supported.  -FI_ENOSYS. */
 static int gba_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr,
 		       struct fid_ep **rx_ep, void *context)
 {
@@ -99,6 +109,10 @@ static int gba_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr,
 	return -FI_ENOSYS;
 }
 
+/*
+ * fi_endpoint2(3): fi_endpoint with @flags, which must be 0
+ * (-FI_EINVAL).
+ */
 static int gba_endpoint2(struct fid_domain *domain, struct fi_info *info,
 			 struct fid_ep **ep, uint64_t flags, void *context)
 {

@@ -19,11 +19,11 @@ struct gba_eq_event {
 	struct gba_eq_event *next;
 	uint32_t event;
 	bool is_err;
-	size_t len;			/* event data length */
-	struct fi_eq_err_entry err;	/* is_err: err_data unused */
+	size_t len;		    /* event data length */
+	struct fi_eq_err_entry err; /* is_err: err_data unused */
 	size_t err_data_size;
 	uint8_t err_data[GBA_MAX_ERR_DATA];
-	uint8_t data[];			/* len bytes */
+	uint8_t data[]; /* len bytes */
 };
 
 #define GBA_EQ_ERR_FLAGS 0 /* no flags are defined for fi_eq_readerr */
@@ -41,6 +41,10 @@ static void gba_eq_append(struct gba_eq *eq, struct gba_eq_event *ev)
 		eq->nerr++;
 }
 
+/*
+ * Remove @ev (preceded by @prev, NULL at the head) from the FIFO.
+ * Called with the EQ lock held.
+ */
 static void gba_eq_unlink(struct gba_eq *eq, struct gba_eq_event *prev,
 			  struct gba_eq_event *ev)
 {
@@ -88,8 +92,10 @@ int gba_eq_write_event(struct gba_eq *eq, uint32_t event, const void *buf,
 	gba_lock_release(&eq->lock);
 	if (ret) {
 		free(ev);
-		FI_WARN(&gba_prov, FI_LOG_EQ, "EQ full (%zu entries): event "
-			"%u refused\n", eq->size, event);
+		FI_WARN(&gba_prov, FI_LOG_EQ,
+			"EQ full (%zu entries): event "
+			"%u refused\n",
+			eq->size, event);
 		return ret;
 	}
 	gba_wait_signal(&eq->wait);
@@ -348,6 +354,10 @@ static const char *gba_eq_strerror(struct fid_eq *eq_fid, int prov_errno,
 	return out;
 }
 
+/*
+ * fi_close(3) on an EQ: -FI_EBUSY while bound to a domain, AV or
+ * endpoint; frees queued entries.  Returns 0 or -FI_EBUSY.
+ */
 static int gba_eq_close(struct fid *fid)
 {
 	struct gba_eq *eq = container_of(fid, struct gba_eq, eq_fid.fid);
@@ -402,6 +412,7 @@ static int gba_eq_control(struct fid *fid, int command, void *arg)
 	}
 }
 
+/* gba_eq_ext_v1.write_error: gba_eq_write_error on an EQ fid. */
 static int gba_eq_ext_write_error(struct fid_eq *eq_fid, fid_t fid,
 				  void *context, uint64_t data, int err,
 				  int prov_errno)

@@ -59,6 +59,10 @@ static int gba_wait_set_control(struct fid *fid, int command, void *arg)
 	}
 }
 
+/*
+ * True if a member of @set has something to read; *@pending as in
+ * gba_fid_ready.
+ */
 static bool gba_wait_set_ready(struct gba_wait_set *set, bool *pending)
 {
 	bool ready = false;
@@ -80,8 +84,8 @@ static int gba_wait_set_wait(struct fid_wait *wait_fid, int timeout)
 {
 	struct gba_wait_set *set =
 		container_of(wait_fid, struct gba_wait_set, wait_fid);
-	uint64_t deadline = timeout < 0 ? UINT64_MAX
-					: gba_now_ms() + (uint64_t)timeout;
+	uint64_t deadline =
+		timeout < 0 ? UINT64_MAX : gba_now_ms() + (uint64_t)timeout;
 	unsigned token;
 	uint64_t now;
 	bool pending;
@@ -138,9 +142,10 @@ static int gba_wait_open(struct fid_fabric *fabric_fid,
 		return GBA_WARN_RET(FI_LOG_CORE, -FI_EINVAL,
 				    "fi_wait_open: NULL attr or waitset\n");
 	if (attr->flags)
-		return GBA_WARN_RET(FI_LOG_CORE, -FI_EINVAL,
-				    "fi_wait_open: flags 0x%llx not supported\n",
-				    (unsigned long long)attr->flags);
+		return GBA_WARN_RET(
+			FI_LOG_CORE, -FI_EINVAL,
+			"fi_wait_open: flags 0x%llx not supported\n",
+			(unsigned long long)attr->flags);
 	if (attr->wait_obj != FI_WAIT_UNSPEC && attr->wait_obj != FI_WAIT_FD &&
 	    attr->wait_obj != FI_WAIT_YIELD)
 		return GBA_WARN_RET(FI_LOG_CORE, -FI_ENOSYS,
@@ -225,26 +230,28 @@ bool gba_fid_ready(struct fid *fid, bool *pending)
 {
 	switch (fid->fclass) {
 	case FI_CLASS_CQ:
-		return gba_cq_ready(container_of(fid, struct gba_cq,
-						 cq_fid.fid),
-				    pending);
+		return gba_cq_ready(
+			container_of(fid, struct gba_cq, cq_fid.fid), pending);
 	case FI_CLASS_EQ:
-		return gba_eq_ready(container_of(fid, struct gba_eq,
-						 eq_fid.fid));
+		return gba_eq_ready(
+			container_of(fid, struct gba_eq, eq_fid.fid));
 	case FI_CLASS_CNTR:
-		return gba_cntr_ready(container_of(fid, struct gba_cntr,
-						   cntr_fid.fid),
-				      pending);
+		return gba_cntr_ready(
+			container_of(fid, struct gba_cntr, cntr_fid.fid),
+			pending);
 	case FI_CLASS_WAIT:
-		return gba_wait_set_ready(container_of(fid,
-						       struct gba_wait_set,
-						       wait_fid.fid),
-					  pending);
+		return gba_wait_set_ready(
+			container_of(fid, struct gba_wait_set, wait_fid.fid),
+			pending);
 	default:
 		return false;
 	}
 }
 
+/*
+ * The wait object of a CQ, EQ, counter or wait set; NULL for other
+ * classes.
+ */
 static struct gba_wait *gba_fid_wait(struct fid *fid)
 {
 	switch (fid->fclass) {
@@ -318,6 +325,7 @@ static int gba_fabric_close(struct fid *fid)
 	return 0;
 }
 
+/* fi_passive_ep(3): FI_EP_MSG is not supported.  -FI_ENOSYS. */
 static int gba_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
 			  struct fid_pep **pep, void *context)
 {
@@ -326,6 +334,7 @@ static int gba_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
 	return -FI_ENOSYS;
 }
 
+/* fi_domain2(3): fi_domain with @flags, which must be 0 (-FI_EINVAL). */
 static int gba_domain2(struct fid_fabric *fabric, struct fi_info *info,
 		       struct fid_domain **dom, uint64_t flags, void *context)
 {

@@ -25,32 +25,32 @@
 
 /* Primary capabilities: returned only when asked for (or hints->caps 0). */
 #define GBA_PRIMARY_CAPS (FI_RMA | FI_ATOMIC | FI_COLLECTIVE)
-#define GBA_DIRECTION_CAPS \
+#define GBA_DIRECTION_CAPS                                                     \
 	(FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
 /* Secondary capabilities: always returned. */
 #define GBA_SECONDARY_CAPS (FI_TRIGGER | FI_LOCAL_COMM)
 
 /* Tx/rx caps that older applications set on the wrong side; ignored. */
-#define GBA_IGNORED_TX_CAPS                                                 \
-	(FI_REMOTE_READ | FI_REMOTE_WRITE | FI_RECV | FI_DIRECTED_RECV |    \
-	 FI_VARIABLE_MSG | FI_MULTI_RECV | FI_SOURCE | FI_RMA_EVENT |       \
+#define GBA_IGNORED_TX_CAPS                                                    \
+	(FI_REMOTE_READ | FI_REMOTE_WRITE | FI_RECV | FI_DIRECTED_RECV |       \
+	 FI_VARIABLE_MSG | FI_MULTI_RECV | FI_SOURCE | FI_RMA_EVENT |          \
 	 FI_SOURCE_ERR)
-#define GBA_IGNORED_RX_CAPS                                                 \
-	(FI_READ | FI_WRITE | FI_SEND | FI_FENCE | FI_MULTICAST |           \
+#define GBA_IGNORED_RX_CAPS                                                    \
+	(FI_READ | FI_WRITE | FI_SEND | FI_FENCE | FI_MULTICAST |              \
 	 FI_NAMED_RX_CTX | FI_TRIGGER)
 
 /* Completion levels: self operations are complete when the call returns. */
-#define GBA_TX_OP_FLAGS                                                     \
-	(FI_COMPLETION | FI_INJECT | FI_INJECT_COMPLETE |                   \
+#define GBA_TX_OP_FLAGS                                                        \
+	(FI_COMPLETION | FI_INJECT | FI_INJECT_COMPLETE |                      \
 	 FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE)
 #define GBA_RX_OP_FLAGS (FI_COMPLETION)
 
 #define GBA_PROTO_VERSION 1
 
-#define GBA_NODATA(...)                                                     \
-	({                                                                  \
-		FI_INFO(&gba_prov, FI_LOG_CORE, __VA_ARGS__);               \
-		-FI_ENODATA;                                                \
+#define GBA_NODATA(...)                                                        \
+	({                                                                     \
+		FI_INFO(&gba_prov, FI_LOG_CORE, __VA_ARGS__);                  \
+		-FI_ENODATA;                                                   \
 	})
 
 /*
@@ -150,6 +150,7 @@ static bool gba_addr_is_mine(const struct gba_addr *addr)
 	       addr->pid == (uint32_t)getpid();
 }
 
+/* True for the fi_progress values (UNSPEC, AUTO, MANUAL). */
 static bool gba_progress_valid(enum fi_progress p)
 {
 	return p == FI_PROGRESS_UNSPEC || p == FI_PROGRESS_AUTO ||
@@ -183,6 +184,10 @@ static int64_t gba_mr_mode(uint32_t version, int hint_mode)
 	return hint_mode & (FI_MR_PROV_KEY | FI_MR_VIRT_ADDR);
 }
 
+/*
+ * Fabric attribute hints: name, provider name, version.  0 or
+ * -FI_ENODATA (logged).
+ */
 static int gba_check_fabric_attr(const struct fi_fabric_attr *attr)
 {
 	const char *p;
@@ -215,6 +220,10 @@ static int gba_check_fabric_attr(const struct fi_fabric_attr *attr)
 	return 0;
 }
 
+/*
+ * Domain attribute hints against the GBA_* limits (fi_domain(3)).
+ * 0 or -FI_ENODATA (logged).
+ */
 static int gba_check_domain_attr(uint32_t version,
 				 const struct fi_domain_attr *attr)
 {
@@ -290,11 +299,16 @@ static int gba_check_domain_attr(uint32_t version,
 	return 0;
 }
 
+/*
+ * Endpoint attribute hints (fi_endpoint(3)): type, protocol, sizes,
+ * contexts.  0 or -FI_ENODATA (logged).
+ */
 static int gba_check_ep_attr(const struct fi_ep_attr *attr)
 {
 	if (attr->type != FI_EP_UNSPEC && attr->type != FI_EP_RDM)
-		return GBA_NODATA("endpoint type %s not supported (FI_EP_RDM)\n",
-				  fi_tostr(&attr->type, FI_TYPE_EP_TYPE));
+		return GBA_NODATA(
+			"endpoint type %s not supported (FI_EP_RDM)\n",
+			fi_tostr(&attr->type, FI_TYPE_EP_TYPE));
 	if (attr->protocol != FI_PROTO_UNSPEC)
 		return GBA_NODATA("protocol %s not supported\n",
 				  fi_tostr(&attr->protocol, FI_TYPE_PROTOCOL));
@@ -302,8 +316,8 @@ static int gba_check_ep_attr(const struct fi_ep_attr *attr)
 		return GBA_NODATA("protocol_version %u > %d\n",
 				  attr->protocol_version, GBA_PROTO_VERSION);
 	if (attr->max_msg_size > GBA_MAX_MSG_SIZE)
-		return GBA_NODATA("max_msg_size %zu > %zu\n", attr->max_msg_size,
-				  GBA_MAX_MSG_SIZE);
+		return GBA_NODATA("max_msg_size %zu > %zu\n",
+				  attr->max_msg_size, GBA_MAX_MSG_SIZE);
 	if (attr->msg_prefix_size)
 		return GBA_NODATA("message prefixes not supported\n");
 	if (attr->max_order_raw_size > GBA_MAX_MSG_SIZE ||
@@ -323,6 +337,10 @@ static int gba_check_ep_attr(const struct fi_ep_attr *attr)
 	return 0;
 }
 
+/*
+ * Transmit attribute hints: caps, op_flags, ordering, sizes.  0 or
+ * -FI_ENODATA (logged).
+ */
 static int gba_check_tx_attr(const struct fi_tx_attr *attr)
 {
 	uint64_t caps = attr->caps & ~GBA_IGNORED_TX_CAPS;
@@ -334,13 +352,13 @@ static int gba_check_tx_attr(const struct fi_tx_attr *attr)
 		return GBA_NODATA("tx op_flags %s not supported\n",
 				  fi_tostr(&attr->op_flags, FI_TYPE_OP_FLAGS));
 	if (attr->msg_order & ~GBA_MSG_ORDER)
-		return GBA_NODATA("tx msg_order %s not supported\n",
-				  fi_tostr(&attr->msg_order,
-					   FI_TYPE_MSG_ORDER));
+		return GBA_NODATA(
+			"tx msg_order %s not supported\n",
+			fi_tostr(&attr->msg_order, FI_TYPE_MSG_ORDER));
 	if (attr->comp_order & ~FI_ORDER_NONE)
-		return GBA_NODATA("tx comp_order %s not supported\n",
-				  fi_tostr(&attr->comp_order,
-					   FI_TYPE_MSG_ORDER));
+		return GBA_NODATA(
+			"tx comp_order %s not supported\n",
+			fi_tostr(&attr->comp_order, FI_TYPE_MSG_ORDER));
 	if (attr->inject_size > GBA_INJECT_SIZE)
 		return GBA_NODATA("inject_size %zu > %d\n", attr->inject_size,
 				  GBA_INJECT_SIZE);
@@ -359,6 +377,10 @@ static int gba_check_tx_attr(const struct fi_tx_attr *attr)
 	return 0;
 }
 
+/*
+ * Receive attribute hints: caps, op_flags, ordering, sizes.  0 or
+ * -FI_ENODATA (logged).
+ */
 static int gba_check_rx_attr(const struct fi_rx_attr *attr)
 {
 	uint64_t caps = attr->caps & ~GBA_IGNORED_RX_CAPS;
@@ -370,13 +392,13 @@ static int gba_check_rx_attr(const struct fi_rx_attr *attr)
 		return GBA_NODATA("rx op_flags %s not supported\n",
 				  fi_tostr(&attr->op_flags, FI_TYPE_OP_FLAGS));
 	if (attr->msg_order & ~GBA_MSG_ORDER)
-		return GBA_NODATA("rx msg_order %s not supported\n",
-				  fi_tostr(&attr->msg_order,
-					   FI_TYPE_MSG_ORDER));
+		return GBA_NODATA(
+			"rx msg_order %s not supported\n",
+			fi_tostr(&attr->msg_order, FI_TYPE_MSG_ORDER));
 	if (attr->comp_order & ~FI_ORDER_NONE)
-		return GBA_NODATA("rx comp_order %s not supported\n",
-				  fi_tostr(&attr->comp_order,
-					   FI_TYPE_MSG_ORDER));
+		return GBA_NODATA(
+			"rx comp_order %s not supported\n",
+			fi_tostr(&attr->comp_order, FI_TYPE_MSG_ORDER));
 	if (attr->total_buffered_recv)
 		return GBA_NODATA("total_buffered_recv %zu: no buffered "
 				  "receives\n",
@@ -390,6 +412,10 @@ static int gba_check_rx_attr(const struct fi_rx_attr *attr)
 	return 0;
 }
 
+/*
+ * An address hint must be a whole, valid struct gba_addr (or absent).
+ * 0 or -FI_ENODATA (logged).
+ */
 static int gba_check_addr(const void *addr, size_t len, const char *what)
 {
 	if (!addr && !len)
@@ -420,10 +446,10 @@ int gba_info_check(uint32_t version, const struct fi_info *info)
 				  fi_tostr(&bad, FI_TYPE_CAPS));
 	}
 	if (info->addr_format != FI_FORMAT_UNSPEC)
-		return GBA_NODATA("addr_format %s not supported (gba addresses "
-				  "are FI_FORMAT_UNSPEC binary)\n",
-				  fi_tostr(&info->addr_format,
-					   FI_TYPE_ADDR_FORMAT));
+		return GBA_NODATA(
+			"addr_format %s not supported (gba addresses "
+			"are FI_FORMAT_UNSPEC binary)\n",
+			fi_tostr(&info->addr_format, FI_TYPE_ADDR_FORMAT));
 	ret = gba_check_addr(info->src_addr, info->src_addrlen, "source");
 	if (ret)
 		return ret;
@@ -476,6 +502,7 @@ static uint64_t gba_info_caps(uint64_t hint_caps)
 	return caps | GBA_SECONDARY_CAPS;
 }
 
+/* malloc copy of @len bytes of @p; NULL when out of memory. */
 static void *gba_memdup(const void *p, size_t len)
 {
 	void *q = malloc(len);
@@ -527,9 +554,8 @@ static struct fi_info *gba_info_alloc(uint32_t version,
 	info->tx_attr->size = ht && ht->size ? ht->size : GBA_TX_SIZE;
 	info->tx_attr->iov_limit =
 		ht && ht->iov_limit ? ht->iov_limit : GBA_IOV_LIMIT;
-	info->tx_attr->rma_iov_limit = ht && ht->rma_iov_limit
-					       ? ht->rma_iov_limit
-					       : GBA_RMA_IOV_LIMIT;
+	info->tx_attr->rma_iov_limit =
+		ht && ht->rma_iov_limit ? ht->rma_iov_limit : GBA_RMA_IOV_LIMIT;
 	info->tx_attr->tclass = ht ? ht->tclass : FI_TC_UNSPEC;
 
 	info->rx_attr->caps = caps & GBA_RX_CAPS;
@@ -547,15 +573,15 @@ static struct fi_info *gba_info_alloc(uint32_t version,
 	info->ep_attr->protocol_version = GBA_PROTO_VERSION;
 	info->ep_attr->max_msg_size = GBA_MAX_MSG_SIZE;
 	info->ep_attr->msg_prefix_size = 0;
-	info->ep_attr->max_order_raw_size =
-		he && he->max_order_raw_size ? he->max_order_raw_size
-					     : GBA_MAX_MSG_SIZE;
-	info->ep_attr->max_order_war_size =
-		he && he->max_order_war_size ? he->max_order_war_size
-					     : GBA_MAX_MSG_SIZE;
-	info->ep_attr->max_order_waw_size =
-		he && he->max_order_waw_size ? he->max_order_waw_size
-					     : GBA_MAX_MSG_SIZE;
+	info->ep_attr->max_order_raw_size = he && he->max_order_raw_size
+						    ? he->max_order_raw_size
+						    : GBA_MAX_MSG_SIZE;
+	info->ep_attr->max_order_war_size = he && he->max_order_war_size
+						    ? he->max_order_war_size
+						    : GBA_MAX_MSG_SIZE;
+	info->ep_attr->max_order_waw_size = he && he->max_order_waw_size
+						    ? he->max_order_waw_size
+						    : GBA_MAX_MSG_SIZE;
 	info->ep_attr->mem_tag_format = 0;
 	info->ep_attr->tx_ctx_cnt = 1;
 	info->ep_attr->rx_ctx_cnt = 1;
@@ -565,9 +591,9 @@ static struct fi_info *gba_info_alloc(uint32_t version,
 		goto err;
 	info->domain_attr->threading =
 		hd && hd->threading ? hd->threading : FI_THREAD_SAFE;
-	info->domain_attr->control_progress =
-		hd && hd->control_progress ? hd->control_progress
-					   : FI_PROGRESS_MANUAL;
+	info->domain_attr->control_progress = hd && hd->control_progress
+						      ? hd->control_progress
+						      : FI_PROGRESS_MANUAL;
 	info->domain_attr->data_progress = hd && hd->data_progress
 						   ? hd->data_progress
 						   : FI_PROGRESS_MANUAL;

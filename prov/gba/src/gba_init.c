@@ -52,15 +52,17 @@ static void gba_read_params(void)
 	int ival;
 	size_t sval;
 
-	fi_param_define(&gba_prov, "device", FI_PARAM_STRING,
-			"GBA device passed to the core library's gba_dev_open: "
-			"a /dev/gbaN node or register image, \"emu\" for the "
-			"emulated device, \"emu:/NAME\" for a private emulated "
-			"image (default: $GBA_DEVICE, else /dev/gba0 if present, "
-			"else the emulated device)");
-	fi_param_define(&gba_prov, "offload", FI_PARAM_BOOL,
-			"Use the GBA device (hardware or emulated) for barriers; "
-			"0 runs them in software (default: 1)");
+	fi_param_define(
+		&gba_prov, "device", FI_PARAM_STRING,
+		"GBA device passed to the core library's gba_dev_open: "
+		"a /dev/gbaN node or register image, \"emu\" for the "
+		"emulated device, \"emu:/NAME\" for a private emulated "
+		"image (default: $GBA_DEVICE, else /dev/gba0 if present, "
+		"else the emulated device)");
+	fi_param_define(
+		&gba_prov, "offload", FI_PARAM_BOOL,
+		"Use the GBA device (hardware or emulated) for barriers; "
+		"0 runs them in software (default: 1)");
 	fi_param_define(&gba_prov, "cq_size", FI_PARAM_SIZE_T,
 			"Default CQ depth in entries when fi_cq_attr.size is 0 "
 			"(default: %d, max %zu)",
@@ -69,10 +71,11 @@ static void gba_read_params(void)
 			"Default EQ depth in entries when fi_eq_attr.size is 0 "
 			"(default: %d, max %zu)",
 			GBA_EQ_DEF_SIZE, GBA_EQ_MAX_SIZE);
-	fi_param_define(&gba_prov, "barrier_timeout", FI_PARAM_INT,
-			"Barrier completion timeout in milliseconds; the barrier "
-			"completes with FI_ETIMEDOUT after it. -1 waits forever "
-			"(default: -1)");
+	fi_param_define(
+		&gba_prov, "barrier_timeout", FI_PARAM_INT,
+		"Barrier completion timeout in milliseconds; the barrier "
+		"completes with FI_ETIMEDOUT after it. -1 waits forever "
+		"(default: -1)");
 
 	if (!fi_param_get_str(&gba_prov, "device", &str) && str && *str) {
 		gba_params.device = strdup(str);

@@ -17,10 +17,11 @@
 
 #include "gba_prov.h"
 
-#define GBA_MR_ACCESS                                                       \
-	(FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ |          \
+#define GBA_MR_ACCESS                                                          \
+	(FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ |             \
 	 FI_REMOTE_WRITE | FI_COLLECTIVE)
 
+/* The region registered under @key, or NULL.  Domain lock held. */
 static struct gba_mr *gba_mr_find(struct gba_domain *domain, uint64_t key)
 {
 	struct gba_mr *mr = NULL;
@@ -205,10 +206,10 @@ int gba_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 			gba_lock_release(&domain->lock);
 			atomic_fetch_sub(&domain->nmr, 1);
 			free(mr);
-			return GBA_WARN_RET(FI_LOG_MR, -FI_ENOKEY,
-					    "fi_mr_reg: key 0x%llx in use\n",
-					    (unsigned long long)
-						    attr->requested_key);
+			return GBA_WARN_RET(
+				FI_LOG_MR, -FI_ENOKEY,
+				"fi_mr_reg: key 0x%llx in use\n",
+				(unsigned long long)attr->requested_key);
 		}
 		mr->key = attr->requested_key;
 	}
@@ -223,9 +224,10 @@ int gba_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 	atomic_fetch_add(&domain->ref, 1);
 	*mr_fid = &mr->mr_fid;
 	ret = 0;
-	FI_DBG(&gba_prov, FI_LOG_MR, "registered %zu bytes in %zu buffers, "
-	       "key 0x%llx\n", mr->len, mr->iov_count,
-	       (unsigned long long)mr->key);
+	FI_DBG(&gba_prov, FI_LOG_MR,
+	       "registered %zu bytes in %zu buffers, "
+	       "key 0x%llx\n",
+	       mr->len, mr->iov_count, (unsigned long long)mr->key);
 	return ret;
 }
 

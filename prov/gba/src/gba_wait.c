@@ -90,6 +90,7 @@ void gba_wait_fini(struct gba_wait *wait)
 	wait->fd = -1;
 }
 
+/* Wake every thread in FUTEX_WAIT on @addr. */
 static void gba_futex_wake(atomic_uint *addr)
 {
 	syscall(SYS_futex, (unsigned *)addr, FUTEX_WAKE_PRIVATE, INT_MAX, NULL,
@@ -196,8 +197,9 @@ void gba_wait_sleep(struct gba_wait *wait, unsigned token, int timeout_ms)
  */
 int gba_wait_block(struct gba_wait *wait, int timeout_ms)
 {
-	uint64_t deadline = timeout_ms < 0 ? UINT64_MAX
-					   : gba_now_ms() + (uint64_t)timeout_ms;
+	uint64_t deadline = timeout_ms < 0
+				    ? UINT64_MAX
+				    : gba_now_ms() + (uint64_t)timeout_ms;
 	unsigned token = gba_wait_enter(wait);
 	int ret = -FI_EAGAIN;
 
@@ -211,8 +213,7 @@ int gba_wait_block(struct gba_wait *wait, int timeout_ms)
 		}
 		if (now >= deadline)
 			break;
-		left = deadline == UINT64_MAX ? -1
-					      : (int)(deadline - now);
+		left = deadline == UINT64_MAX ? -1 : (int)(deadline - now);
 		gba_wait_sleep(wait, token, left);
 	}
 	gba_wait_leave(wait);
