@@ -98,8 +98,8 @@ static int gba_av_set_pair(struct fid_av_set *dst_fid,
  * gba_av_set_union - fi_av_set_union(3): append to @dst the members of
  * @src it lacks (in @src's order).  Returns 0, -FI_EINVAL, -FI_ENOMEM.
  */
-static int gba_av_set_union(struct fid_av_set *dst_fid,
-			    const struct fid_av_set *src_fid)
+static int gba_av_set_union_locked(struct fid_av_set *dst_fid,
+				   const struct fid_av_set *src_fid)
 {
 	struct gba_av_set *dst, *src;
 	size_t i;
@@ -123,8 +123,8 @@ static int gba_av_set_union(struct fid_av_set *dst_fid,
  * gba_av_set_intersect - fi_av_set_intersect(3): keep in @dst only the
  * members also in @src (in @dst's order).  Returns 0 or -FI_EINVAL.
  */
-static int gba_av_set_intersect(struct fid_av_set *dst_fid,
-				const struct fid_av_set *src_fid)
+static int gba_av_set_intersect_locked(struct fid_av_set *dst_fid,
+				       const struct fid_av_set *src_fid)
 {
 	struct gba_av_set *dst, *src;
 	size_t i, n = 0;
@@ -144,8 +144,8 @@ static int gba_av_set_intersect(struct fid_av_set *dst_fid,
  * gba_av_set_diff - fi_av_set_diff(3): remove from @dst the members of
  * @src.  Returns 0 or -FI_EINVAL.
  */
-static int gba_av_set_diff(struct fid_av_set *dst_fid,
-			   const struct fid_av_set *src_fid)
+static int gba_av_set_diff_locked(struct fid_av_set *dst_fid,
+				  const struct fid_av_set *src_fid)
 {
 	struct gba_av_set *dst, *src;
 	size_t i, n = 0;
@@ -170,7 +170,7 @@ static int gba_av_set_diff(struct fid_av_set *dst_fid,
  * an address of the set's AV.  Returns 0, -FI_EINVAL (not in the AV, or
  * already a member), -FI_ENOMEM.
  */
-static int gba_av_set_insert(struct fid_av_set *set_fid, fi_addr_t addr)
+static int gba_av_set_insert_locked(struct fid_av_set *set_fid, fi_addr_t addr)
 {
 	struct gba_av_set *set = gba_av_set_of(set_fid);
 
@@ -194,7 +194,7 @@ static int gba_av_set_insert(struct fid_av_set *set_fid, fi_addr_t addr)
  * gba_av_set_remove - fi_av_set_remove(3): remove @addr keeping the
  * order of the others.  Returns 0 or -FI_EINVAL (not a member).
  */
-static int gba_av_set_remove(struct fid_av_set *set_fid, fi_addr_t addr)
+static int gba_av_set_remove_locked(struct fid_av_set *set_fid, fi_addr_t addr)
 {
 	struct gba_av_set *set = gba_av_set_of(set_fid);
 	ssize_t i;
@@ -212,6 +212,50 @@ static int gba_av_set_remove(struct fid_av_set *set_fid, fi_addr_t addr)
 		(set->count - (size_t)i - 1) * sizeof(set->members[0]));
 	set->count--;
 	return 0;
+}
+
+/*
+ * The set operations run under the AV's lock (FI_THREAD_SAFE: sets of one
+ * AV may be changed from several threads); the _locked bodies above
+ * document arguments and returns.
+ */
+#define GBA_AV_SET_LOCKED(call, fid)                                           \
+	({                                                                     \
+		struct gba_av_set *s_ = gba_av_set_of(fid);                    \
+		int r_;                                                        \
+		if (s_)                                                        \
+			gba_lock_acquire(&s_->av->lock);                       \
+		r_ = (call);                                                   \
+		if (s_)                                                        \
+			gba_lock_release(&s_->av->lock);                       \
+		r_;                                                            \
+	})
+
+static int gba_av_set_union(struct fid_av_set *dst,
+			    const struct fid_av_set *src)
+{
+	return GBA_AV_SET_LOCKED(gba_av_set_union_locked(dst, src), dst);
+}
+
+static int gba_av_set_intersect(struct fid_av_set *dst,
+				const struct fid_av_set *src)
+{
+	return GBA_AV_SET_LOCKED(gba_av_set_intersect_locked(dst, src), dst);
+}
+
+static int gba_av_set_diff(struct fid_av_set *dst, const struct fid_av_set *src)
+{
+	return GBA_AV_SET_LOCKED(gba_av_set_diff_locked(dst, src), dst);
+}
+
+static int gba_av_set_insert(struct fid_av_set *set, fi_addr_t addr)
+{
+	return GBA_AV_SET_LOCKED(gba_av_set_insert_locked(set, addr), set);
+}
+
+static int gba_av_set_remove(struct fid_av_set *set, fi_addr_t addr)
+{
+	return GBA_AV_SET_LOCKED(gba_av_set_remove_locked(set, addr), set);
 }
 
 /*
