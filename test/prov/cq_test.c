@@ -546,3 +546,16 @@ Test(cq, threads_safe)
 	cr_expect_eq(fi_cq_read(cq, e, 16), -FI_EAGAIN);
 	cr_expect_eq(fi_close(&cq->fid), 0);
 }
+
+Test(cq, null_outputs)
+{
+	struct fi_cq_attr attr = {.format = FI_CQ_FORMAT_CONTEXT};
+	struct fi_av_attr av_attr = {.type = FI_AV_TABLE};
+	struct fi_cntr_attr cntr_attr = {.events = FI_CNTR_EVENTS_COMP};
+
+	cr_expect_eq(fi_cq_open(t_domain, &attr, NULL, NULL), -FI_EINVAL);
+	cr_expect_eq(fi_av_open(t_domain, &av_attr, NULL, NULL), -FI_EINVAL);
+	cr_expect_eq(fi_cntr_open(t_domain, &cntr_attr, NULL, NULL),
+		     -FI_EINVAL);
+	cr_expect_eq(fi_domain(t_fabric, t_info, NULL, NULL), -FI_EINVAL);
+}

@@ -270,3 +270,14 @@ Test(eq, provider_events)
 	cr_expect_eq(out.data, 3);
 	cr_expect_eq(fi_close(&eq->fid), 0, "queued entries are freed");
 }
+
+Test(eq, null_outputs)
+{
+	struct fi_eq_attr attr = {.wait_obj = FI_WAIT_NONE};
+	struct fi_wait_attr wattr = {.wait_obj = FI_WAIT_UNSPEC};
+	struct fid_wait *ws;
+
+	cr_expect_eq(fi_eq_open(t_fabric, &attr, NULL, NULL), -FI_EINVAL);
+	cr_expect_eq(fi_wait_open(t_fabric, NULL, &ws), -FI_EINVAL);
+	cr_expect_eq(fi_wait_open(t_fabric, &wattr, NULL), -FI_EINVAL);
+}

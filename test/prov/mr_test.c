@@ -237,3 +237,22 @@ Test(mr_virt, many_registrations)
 		cr_assert_eq(fi_close(&mr[i]->fid), 0);
 	free(mr);
 }
+
+/* v1.0 mode names map onto the modes the provider implements. */
+Test(mr_names, basic_and_scalable, .timeout = 60, .fini = prov_teardown)
+{
+	prov_setup_mr_mode(FI_MR_BASIC);
+	cr_expect_eq(t_info->domain_attr->mr_mode, FI_MR_BASIC);
+	cr_expect_eq(dom()->mr_mode, FI_MR_PROV_KEY | FI_MR_VIRT_ADDR);
+	prov_teardown();
+	prov_setup_mr_mode(FI_MR_SCALABLE);
+	cr_expect_eq(t_info->domain_attr->mr_mode, FI_MR_SCALABLE);
+	cr_expect_eq(dom()->mr_mode, 0);
+}
+
+Test(mr_virt, null_outputs)
+{
+	cr_expect_eq(fi_mr_reg(t_domain, buf, 8, FI_REMOTE_READ, 0, 0, 0, NULL,
+			       NULL),
+		     -FI_EINVAL);
+}
