@@ -189,6 +189,7 @@ struct gba_group {
 	uint32_t peer_cursor;	/* next member to check */
 	uint32_t lost_seq;	/* -EPIPE was returned for this seq */
 	int lost;
+	int stuck;		/* all arrived, no release, at last check */
 
 	/* control plane */
 	uint32_t member_count;

@@ -121,12 +121,28 @@ static int group_check_peers(struct gba_group *grp, uint32_t seq)
 {
 	struct gba_book_group *bg;
 	unsigned i, n = grp->member_count;
+	int stuck;
 
 	if (release_seq_reached(grp, seq))
 		return 1;
 	if (!grp->dev->book)
 		return 0;
 	bg = &grp->dev->book->group[grp->index];
+
+	/*
+	 * Everyone arrived but nobody released, for two checks in a row:
+	 * the completer may have died inside the switch logic (between its
+	 * count increment and the release).  Then any dead member counts,
+	 * arrived or not.  (If the completer is merely descheduled, a dead
+	 * member still dooms the group at the next barrier.)
+	 */
+	stuck = gba_reg_load(grp->regs, GBA_ARRIVAL_COUNT) >= n;
+	if (stuck && !grp->stuck) {
+		grp->stuck = 1;
+		return 0;
+	}
+	grp->stuck = stuck;
+
 	for (i = 0; i < n && i < GBA_LIVENESS_BUDGET; i++) {
 		uint32_t m = grp->peer_cursor;
 		uint64_t word, slot;
@@ -135,7 +151,7 @@ static int group_check_peers(struct gba_group *grp, uint32_t seq)
 		if (m == grp->member_id)
 			continue;
 		word = gba_reg_load(grp->regs, GBA_ARRIVED_MASK(m / 64));
-		if ((word >> (m % 64)) & 1)
+		if (((word >> (m % 64)) & 1) && !stuck)
 			continue;
 		slot = atomic_load_explicit(&bg->slot[m],
 					    memory_order_acquire);
@@ -166,12 +182,22 @@ static inline int group_poll(struct gba_group *grp, uint32_t seq,
 		grp->poll_seq = seq;
 		grp->polls = 0;
 		grp->check_ns = 0;
+		grp->stuck = 0;
 	}
 	grp->polls++;
 	if (grp->lost && grp->lost_seq == seq)
 		return -EPIPE;
 	if (grp->polls == 1 || !(grp->polls & 15)) {
 		ret = group_check_error(grp, seq);
+		/*
+		 * A stale duplicate of our own doorbell, rung after the
+		 * epoch advanced, is rejected as BAD_SEQ with our member id
+		 * and seq although barrier @seq was released (our flag may
+		 * still be in flight).  The switch stored RELEASE_SEQ before
+		 * advancing the epoch, so it is visible here.
+		 */
+		if (ret == -EPROTO && release_seq_reached(grp, seq))
+			return 1;
 		if (ret)
 			return ret;
 	}

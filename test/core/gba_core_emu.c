@@ -226,7 +226,7 @@ Test(emu, opener_waits_for_initialisation)
 	fd = make_image(name, 0600, 0);
 	cr_assert_eq(flock(fd, LOCK_EX), 0);	/* we are "initialising" */
 	t0 = gba_t_now_ms();
-	pid = fork();
+	pid = gba_t_fork();
 	if (pid == 0) {
 		/* shares the locked open file description: unlocks it */
 		usleep(100000);

@@ -130,7 +130,7 @@ static void barrier_test(uint32_t n, int iters)
 
 	gba_t_image("bar");
 	for (i = 0; i < n; i++) {
-		pids[i] = fork();
+		pids[i] = gba_t_fork();
 		cr_assert_geq(pids[i], 0);
 		if (pids[i] == 0)
 			barrier_child(n, i, iters, sh);
@@ -173,7 +173,7 @@ Test(mp, wrap_across_processes)
 	grp = gba_t_join(dev, 0x3a9, n, 0);
 	cr_assert_eq(gba_emu_test_set_seq(grp, start), 0);
 	for (i = 1; i < n; i++) {
-		pids[i] = fork();
+		pids[i] = gba_t_fork();
 		if (pids[i] == 0) {
 			struct gba_dev *d;
 			struct gba_group *g = child_join(&d, 0x3a9, n, i);
@@ -217,7 +217,7 @@ Test(mp, concurrent_first_open)
 
 	gba_t_image("race");
 	for (i = 0; i < n; i++) {
-		pids[i] = fork();
+		pids[i] = gba_t_fork();
 		if (pids[i] == 0) {
 			struct gba_dev *d;
 			struct gba_group *g;
@@ -249,7 +249,7 @@ Test(mp, device_used_across_fork)
 
 	cr_assert_eq(gba_dev_open(gba_t_image("fork"), &dev), 0);
 	for (i = 0; i < n; i++) {
-		pids[i] = fork();
+		pids[i] = gba_t_fork();
 		if (pids[i] == 0) {
 			struct gba_group_attr attr = {0xf0, n, i};
 			struct gba_group *g;
@@ -283,7 +283,7 @@ Test(mp, dead_groups_reclaimed)
 
 	cr_assert_eq(gba_dev_open(gba_t_image("reclaim"), &dev), 0);
 	for (i = 0; i < GBA_MAX_GROUPS; i++) {
-		pids[i] = fork();
+		pids[i] = gba_t_fork();
 		if (pids[i] == 0) {
 			struct gba_dev *d;
 
@@ -333,7 +333,7 @@ Test(mp, dead_peer_epipe_bounded)
 
 	cr_assert_eq(gba_dev_open(gba_t_image("epipe"), &dev), 0);
 	grp = gba_t_join(dev, 0xe9, n, 0);
-	victim = fork();
+	victim = gba_t_fork();
 	if (victim == 0) {
 		struct gba_dev *dv;
 		struct gba_group *g = child_join(&dv, 0xe9, n, 1);
@@ -345,7 +345,7 @@ Test(mp, dead_peer_epipe_bounded)
 		pause();	/* killed while the others wait */
 		_exit(C_OK);
 	}
-	other = fork();
+	other = gba_t_fork();
 	if (other == 0) {
 		struct gba_dev *dv;
 		struct gba_group *g = child_join(&dv, 0xe9, n, 2);
@@ -399,7 +399,7 @@ Test(mp, released_peer_exit_is_not_lost)
 
 	cr_assert_eq(gba_dev_open(gba_t_image("exit"), &dev), 0);
 	grp = gba_t_join(dev, 0xe8, 2, 0);
-	pid = fork();
+	pid = gba_t_fork();
 	if (pid == 0) {
 		struct gba_dev *dv;
 		struct gba_group *g = child_join(&dv, 0xe8, 2, 1);
@@ -432,7 +432,7 @@ Test(mp, member_slot_held_by_live_process)
 
 	cr_assert_eq(gba_dev_open(gba_t_image("inuse"), &dev), 0);
 	grp = gba_t_join(dev, 0xa1, 2, 0);
-	pid = fork();
+	pid = gba_t_fork();
 	if (pid == 0) {
 		struct gba_dev *dv;
 
@@ -450,6 +450,136 @@ Test(mp, member_slot_held_by_live_process)
 	gba_group_arrive(grp);
 	cr_expect_eq(gba_group_barrier(mine), 0);
 	gba_group_leave(mine);
+	gba_group_leave(grp);
+	gba_dev_close(dev);
+	munmap(sh, sizeof(*sh));
+}
+
+/*
+ * Stale and duplicate doorbells racing with the epoch advancing never
+ * count twice or release early: a "noise" process keeps re-ringing every
+ * member's last arrival while the members run barriers.  (A switch that
+ * detected duplicates with ARRIVED_MASK alone would count a stale
+ * duplicate in the next epoch and release it early.)
+ */
+Test(mp, stale_duplicates_race_with_release)
+{
+	const uint32_t n = 3;
+	const int iters = 4000;
+	struct shared *sh = shared_new();
+	pid_t pids[4];
+	uint32_t i;
+	int k;
+
+	gba_t_image("noise");
+	for (i = 0; i < n; i++) {
+		pids[i] = gba_t_fork();
+		if (pids[i] == 0) {
+			struct gba_dev *d;
+			struct gba_group *g = child_join(&d, 0x5e, n, i);
+			uint64_t c;
+			uint32_t s;
+
+			if (i == 0)
+				atomic_store(&sh->go, 1 + (int)
+					     gba_test_group_index(g));
+			for (k = 1; k <= iters; k++) {
+				atomic_fetch_add(&sh->counter, 1);
+				s = gba_group_arrive(g);
+				atomic_store(&sh->last_seq[i], s);
+				if (gba_group_wait(g, s, 30000))
+					_exit(C_BARRIER);
+				c = atomic_load(&sh->counter);
+				if (c < (uint64_t)n * k)
+					_exit(C_EARLY);
+				if (c > (uint64_t)n * k + n - 1)
+					_exit(C_LATE);
+			}
+			atomic_fetch_add(&sh->ready, 1);
+			gba_dev_close(d);
+			_exit(C_OK);
+		}
+	}
+	pids[n] = gba_t_fork();
+	if (pids[n] == 0) {
+		struct gba_dev *d;
+		uint64_t base;
+		uint32_t s;
+
+		if (gba_dev_open(gba_t_dev, &d))
+			_exit(C_OPEN);
+		while (!atomic_load(&sh->go))
+			sched_yield();
+		base = GBA_GROUP_REG_BASE(atomic_load(&sh->go) - 1);
+		while (atomic_load(&sh->ready) < (int)n) {
+			for (i = 0; i < n; i++) {
+				s = atomic_load(&sh->last_seq[i]);
+				if (s)
+					gba_test_reg_write(
+						d, base + GBA_ARRIVAL,
+						GBA_ARRIVAL_VALUE(i, s));
+			}
+		}
+		gba_dev_close(d);
+		_exit(C_OK);
+	}
+	wait_children(pids, n);
+	atomic_store(&sh->ready, (int)n);	/* stops the noise */
+	wait_children(pids + n, 1);
+	cr_expect_eq(atomic_load(&sh->counter), (uint64_t)n * iters);
+	munmap(sh, sizeof(*sh));
+}
+
+/*
+ * The completer dies inside the switch logic, after counting the last
+ * arrival and before releasing (simulated by leaving the switch state of
+ * such a crash in the image): the survivors get -EPIPE in bounded time.
+ */
+Test(mp, completer_died_mid_release)
+{
+	struct shared *sh = shared_new();
+	struct gba_emu_sw *sw;
+	struct gba_group *grp;
+	struct gba_dev *dev;
+	uint8_t *img;
+	uint64_t base;
+	unsigned g;
+	pid_t pid;
+	uint32_t s;
+	double t0;
+	int ret;
+
+	cr_assert_eq(gba_dev_open(gba_t_image("midrel"), &dev), 0);
+	grp = gba_t_join(dev, 0xc1, 2, 0);
+	g = gba_test_group_index(grp);
+	pid = gba_t_fork();
+	if (pid == 0) {
+		struct gba_dev *dv;
+
+		child_join(&dv, 0xc1, 2, 1);
+		atomic_store(&sh->ready, 1);
+		pause();
+		_exit(C_OK);
+	}
+	while (!atomic_load(&sh->ready))
+		usleep(100);
+	s = gba_group_arrive(grp);
+	/* member 1's arrival counted, its process killed before release */
+	img = gba_t_map_image();
+	base = GBA_GROUP_REG_BASE(g);
+	sw = (struct gba_emu_sw *)(img + GBA_EMU_SW_OFFSET) + g;
+	atomic_store(&sw->last[1], s);
+	__atomic_fetch_or((uint64_t *)(img + base + GBA_ARRIVED_MASK(0)), 2,
+			  __ATOMIC_SEQ_CST);
+	__atomic_fetch_add((uint64_t *)(img + base + GBA_ARRIVAL_COUNT), 1,
+			   __ATOMIC_SEQ_CST);
+	kill(pid, SIGKILL);
+	t0 = gba_t_now_ms();
+	ret = gba_group_wait(grp, s, 10000);
+	cr_expect_eq(ret, -EPIPE, "got %d", ret);
+	cr_expect_lt(gba_t_now_ms() - t0, 2000.0);
+	waitpid(pid, NULL, 0);
+	munmap(img, GBA_EMU_IMAGE_SIZE);
 	gba_group_leave(grp);
 	gba_dev_close(dev);
 	munmap(sh, sizeof(*sh));

@@ -14,7 +14,9 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -80,6 +82,20 @@ static inline uint64_t gba_t_rd64(const uint8_t *img, uint64_t off)
 static inline uint32_t gba_t_rd32(const uint8_t *img, uint64_t off)
 {
 	return __atomic_load_n((const uint32_t *)(img + off), __ATOMIC_ACQUIRE);
+}
+
+/* fork() whose child is killed if the test process goes away (Criterion
+ * kills a test on timeout; its children must not linger). */
+static inline pid_t gba_t_fork(void)
+{
+	pid_t parent = getpid(), pid = fork();
+
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(99);
+	}
+	return pid;
 }
 
 static inline double gba_t_now_ms(void)
