@@ -17,8 +17,9 @@
  *   gba_av.c      address vectors
  *   gba_av_set.c  AV sets
  *   gba_ep.c      endpoint, binds, getname, control
- *   gba_rma.c     RMA (self path)
- *   gba_atomic.c  atomics (self path) and fi_query_atomic's table
+ *   gba_rma.c     RMA (self path), immediate and triggered
+ *   gba_atomic.c  atomics (self path), immediate and triggered, and
+ *                 fi_query_atomic's table
  *   gba_coll.c    join_collective, barrier, barrier2
  *   gba_trigger.c triggered operations (FI_TRIGGER) fired from counters
  */
@@ -529,13 +530,15 @@ enum gba_cntr_slot {
 };
 
 struct gba_mc;
+struct gba_trigger;
+struct gba_join_count;
 
 struct gba_ep {
 	struct fid_ep ep_fid;
 	struct gba_domain *domain;
 	atomic_int ref;
 	uint64_t caps;
-	uint64_t tx_op_flags;
+	uint64_t tx_op_flags;		/* fi_info tx_attr->op_flags, FI_SETOPSFLAG */
 	uint64_t rx_op_flags;
 	struct gba_addr addr;
 	bool enabled;
@@ -546,9 +549,12 @@ struct gba_ep {
 	bool tx_selective;		/* FI_SELECTIVE_COMPLETION on tx bind */
 	bool rx_selective;
 	struct gba_cntr *cntrs[GBA_CNTR_MAX];
-	struct gba_lock lock;		/* collective state */
+	struct gba_lock lock;		/* collective state, trigger list */
 	TAILQ_HEAD(, gba_mc) mcs;	/* joined collectives */
+	TAILQ_HEAD(, gba_trigger) triggers; /* queued FI_TRIGGER operations */
 	atomic_int pending;		/* barriers in flight: progress needed */
+	struct gba_join_count *join_counts; /* uthash: joins per member list */
+	LIST_ENTRY(gba_ep) registry;	/* process-wide list (gba_ep.c) */
 };
 
 /*
@@ -557,9 +563,43 @@ struct gba_ep {
  */
 void gba_ep_progress(struct gba_ep *ep);
 
-/* Report a successful tx-side operation per the endpoint's binds. */
+/*
+ * Report a successful tx-side operation per the endpoint's binds: a CQ
+ * entry unless the tx CQ was bound with FI_SELECTIVE_COMPLETION and
+ * @flags lacks FI_COMPLETION (fi_cq(3)), and the counter of @slot is
+ * incremented.  @flags are the operation's flags; the CQ entry carries
+ * the completion bits among them (FI_RMA, FI_ATOMIC, FI_READ, FI_WRITE,
+ * FI_COLLECTIVE, ...).  @len is the entry's len (bytes).  Returns 0 or
+ * -FI_EAGAIN (CQ full: the completion is lost and counted; callers check
+ * gba_ep_tx_has_space before performing an operation).
+ */
 int gba_ep_tx_complete(struct gba_ep *ep, enum gba_cntr_slot slot,
 		       uint64_t flags, void *context, size_t len);
+/*
+ * Report a failed tx-side operation: an error CQ entry (always, selective
+ * completion or not) with positive FI_E* @err, core @prov_errno and
+ * optional @err_data (at most GBA_MAX_ERR_DATA bytes), and the error
+ * value of the counter of @slot is incremented.  Returns 0 or -FI_EAGAIN.
+ */
+int gba_ep_tx_error(struct gba_ep *ep, enum gba_cntr_slot slot,
+		    uint64_t flags, void *context, int err, int prov_errno,
+		    const void *err_data, size_t err_data_size);
+/* True if the tx CQ (if any) has room for one more completion. */
+bool gba_ep_tx_has_space(struct gba_ep *ep);
+
+/*
+ * Resolve @dest (an fi_addr of @ep's AV) to the domain that owns the
+ * target endpoint, for the direct (self / same-process) path: @ep's own
+ * domain when @dest is @ep itself (no lock), else the domain of another
+ * live endpoint of this process.  Returns 0, -FI_EINVAL (not enabled, no
+ * AV, unknown @dest), -FI_EHOSTUNREACH (another process or host: needs
+ * the data path).
+ */
+int gba_ep_target(struct gba_ep *ep, fi_addr_t dest,
+		  struct gba_domain **target);
+
+/* The gba endpoint behind @ep_fid, or NULL (logged) if it is not one. */
+struct gba_ep *gba_ep_of(struct fid_ep *ep_fid);
 
 /* ---- Collectives (gba_coll.c) ------------------------------------------ */
 
@@ -581,15 +621,54 @@ int gba_query_collective(struct fid_domain *domain, enum fi_collective_op coll,
 /* ---- Triggered operations (gba_trigger.c) ------------------------------ */
 
 /*
- * Queue an operation described by @trig (allocated by the caller's verb,
- * owned by the trigger list from then on) on its counter; it runs when the
- * counter's value reaches its threshold (at once if already reached).
+ * A triggered operation (fi_trigger(3), FI_TRIGGER_THRESHOLD): the verb
+ * that received FI_TRIGGER allocates its own record with struct
+ * gba_trigger as the FIRST member (it is released with free()), fills
+ * @run and @ep, copies whatever the operation needs (iovs, operands:
+ * the caller's arrays may be gone when it fires) and queues it with
+ * gba_trigger_queue.  When the counter reaches @threshold, @run performs
+ * the operation exactly as the immediate verb would and reports its
+ * completion or error through gba_ep_tx_complete / gba_ep_tx_error
+ * (op_context is the struct fi_triggered_context, as fi_trigger(3)
+ * says).  A trigger that is discarded (its endpoint or counter closed)
+ * never runs.
  */
-int gba_trigger_queue(struct gba_cntr *cntr, struct gba_trigger *trig);
-/* Run every trigger on @cntr whose threshold is reached. */
+struct gba_trigger {
+	TAILQ_ENTRY(gba_trigger) cntr_entry;	/* counter's list, by threshold */
+	TAILQ_ENTRY(gba_trigger) ep_entry;	/* endpoint's list */
+	struct gba_cntr *cntr;
+	uint64_t threshold;
+	struct gba_ep *ep;
+	void (*run)(struct gba_trigger *trig);
+};
+
+/*
+ * Validate the fi_triggered_context of an FI_TRIGGER operation on @ep:
+ * event FI_TRIGGER_THRESHOLD on a gba counter of @ep's domain.  Fills
+ * *@cntr and *@threshold.  Returns 0, -FI_EINVAL (NULL context, foreign
+ * counter), -FI_ENOSYS (FI_TRIGGER_XPU and other events).  Logged.
+ */
+int gba_trigger_parse(struct gba_ep *ep, void *context,
+		      struct gba_cntr **cntr, uint64_t *threshold);
+/*
+ * Queue @trig (trig->ep, trig->run set) on @cntr for @threshold; it runs
+ * when the counter's value reaches the threshold, at once (before this
+ * returns) if it already has.  Triggers with equal thresholds run in
+ * queue order.  Returns 0 (the trigger is owned by the provider from
+ * then on).
+ */
+int gba_trigger_queue(struct gba_cntr *cntr, uint64_t threshold,
+		      struct gba_trigger *trig);
+/*
+ * Run every trigger on @cntr whose threshold is reached.  Reentrant: a
+ * trigger whose completion bumps another counter queues that counter's
+ * due triggers on the same thread's work list instead of recursing.
+ */
 void gba_trigger_fire(struct gba_cntr *cntr);
-/* Free every queued trigger of @cntr (counter close). */
+/* Discard every trigger queued on @cntr (counter close). */
 void gba_trigger_drain(struct gba_cntr *cntr);
+/* Discard every trigger @ep queued (endpoint close). */
+void gba_trigger_drain_ep(struct gba_ep *ep);
 
 /* ---- fi_getinfo (gba_info.c) ------------------------------------------- */
 

@@ -13,10 +13,15 @@
 
 #include "gba_prov.h"
 
-/* Counter changed: run triggers, wake fi_cntr_wait / wait sets. */
+/*
+ * Counter changed: run triggers, wake fi_cntr_wait / wait sets.  The
+ * value was updated with a seq_cst operation and ntriggers is read
+ * seq_cst, pairing with gba_trigger_queue (ntriggers += 1, then read the
+ * value): one of the two always sees the other, so no trigger is missed.
+ */
 static inline void gba_cntr_changed(struct gba_cntr *cntr)
 {
-	if (atomic_load_explicit(&cntr->ntriggers, memory_order_acquire))
+	if (atomic_load_explicit(&cntr->ntriggers, memory_order_seq_cst))
 		gba_trigger_fire(cntr);
 	gba_wait_signal(&cntr->wait);
 }
@@ -24,7 +29,7 @@ static inline void gba_cntr_changed(struct gba_cntr *cntr)
 /* gba_cntr_inc - value += 1 (an operation completed). */
 void gba_cntr_inc(struct gba_cntr *cntr)
 {
-	atomic_fetch_add_explicit(&cntr->value, 1, memory_order_release);
+	atomic_fetch_add_explicit(&cntr->value, 1, memory_order_seq_cst);
 	gba_cntr_changed(cntr);
 }
 
@@ -94,7 +99,7 @@ static int gba_cntr_add(struct fid_cntr *cntr_fid, uint64_t value)
 	struct gba_cntr *cntr =
 		container_of(cntr_fid, struct gba_cntr, cntr_fid);
 
-	atomic_fetch_add_explicit(&cntr->value, value, memory_order_release);
+	atomic_fetch_add_explicit(&cntr->value, value, memory_order_seq_cst);
 	gba_cntr_changed(cntr);
 	return 0;
 }
@@ -105,7 +110,7 @@ static int gba_cntr_set(struct fid_cntr *cntr_fid, uint64_t value)
 	struct gba_cntr *cntr =
 		container_of(cntr_fid, struct gba_cntr, cntr_fid);
 
-	atomic_store_explicit(&cntr->value, value, memory_order_release);
+	atomic_store_explicit(&cntr->value, value, memory_order_seq_cst);
 	gba_cntr_changed(cntr);
 	return 0;
 }
