@@ -425,12 +425,15 @@ struct gba_cntr {
 	struct gba_lock lock;		/* triggers (gba_trigger.c) */
 	struct gba_lock ep_lock;	/* eps: held while progressing them */
 	/* Triggered operations waiting on this counter, by threshold. */
-	TAILQ_HEAD(, gba_trigger) triggers;
+	TAILQ_HEAD(gba_trigger_list, gba_trigger) triggers;
 	atomic_int ntriggers;		/* fast check: nothing to fire */
 	struct gba_ep **eps;		/* endpoints progressed by waits */
 	size_t neps;
 	uint64_t last_value;		/* seen by the last read (trywait) */
 	uint64_t last_err;
+	/* On a thread's list of counters whose triggers to run. */
+	atomic_bool fire_listed;
+	struct gba_cntr *fire_next;
 };
 
 /* Increment value (or err) by 1, fire due triggers, wake waiters. */
@@ -551,7 +554,7 @@ struct gba_ep {
 	struct gba_cntr *cntrs[GBA_CNTR_MAX];
 	struct gba_lock lock;		/* collective state, trigger list */
 	TAILQ_HEAD(, gba_mc) mcs;	/* joined collectives */
-	TAILQ_HEAD(, gba_trigger) triggers; /* queued FI_TRIGGER operations */
+	TAILQ_HEAD(gba_ep_trigger_list, gba_trigger) triggers; /* queued FI_TRIGGER ops */
 	atomic_int pending;		/* barriers in flight: progress needed */
 	struct gba_join_count *join_counts; /* uthash: joins per member list */
 	LIST_ENTRY(gba_ep) registry;	/* process-wide list (gba_ep.c) */
@@ -604,9 +607,23 @@ struct gba_ep *gba_ep_of(struct fid_ep *ep_fid);
 /* ---- Collectives (gba_coll.c) ------------------------------------------ */
 
 extern struct fi_ops_collective gba_ep_collective_ops;
+/* fi_join(3) / fi_join_collective(3) on an endpoint (fi_ops_cm.join). */
 int gba_ep_join(struct fid_ep *ep, const void *addr, uint64_t flags,
 		struct fid_mc **mc, void *context);
+/* Leave every collective @ep joined; barriers in flight are dropped. */
 void gba_ep_close_mcs(struct gba_ep *ep);
+/*
+ * Poll the barriers in flight on @ep's collectives; report completions
+ * (outside the endpoint lock) and arrive at the next queued barriers.
+ */
+void gba_coll_progress(struct gba_ep *ep);
+/*
+ * fi_cancel(3) of a barrier (or triggered barrier) that has not arrived
+ * yet: it completes with FI_ECANCELED.  Returns 0 or -FI_ENOENT.
+ */
+ssize_t gba_coll_cancel(struct gba_ep *ep, void *context);
+/* Free the endpoint's collective bookkeeping (join counts). */
+void gba_coll_fini(struct gba_ep *ep);
 
 /* ---- RMA and atomics (gba_rma.c, gba_atomic.c) ------------------------- */
 
