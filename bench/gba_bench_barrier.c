@@ -84,6 +84,8 @@ static void bench_open(struct gba_bench *b, const char *prov, int rank,
 	ssize_t n;
 
 	hints->caps = FI_COLLECTIVE;
+	if (getenv("BENCH_THREAD_DOMAIN"))
+		hints->domain_attr->threading = FI_THREAD_DOMAIN;
 	hints->ep_attr->type = FI_EP_RDM;
 	hints->fabric_attr->prov_name = strdup(prov);
 	CHECK(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &b->info));

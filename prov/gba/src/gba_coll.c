@@ -37,8 +37,10 @@
 #include "config.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gba_prov.h"
 
@@ -52,6 +54,16 @@ struct gba_barrier_op {
 #define GBA_MC_QUEUE GBA_TX_SIZE
 /* Polls of an unreleased barrier between clock reads (timeout). */
 #define GBA_TIMEOUT_POLLS 1024
+/*
+ * Polls of an unreleased barrier before progress starts yielding the CPU
+ * (sched_yield once per progress call), so that more processes than
+ * cores make progress (DESIGN.md section 3, "Waiting").  A barrier on
+ * idle cores is released well within this budget: no syscall.  A group
+ * with more members than this host has online CPUs is oversubscribed on
+ * the emulated device: its members yield at once (as Open MPI's
+ * mpi_yield_when_idle does when it detects oversubscription).
+ */
+#define GBA_SPIN_POLLS 128
 
 /* A joined collective (fi_join_collective's struct fid_mc). */
 struct gba_mc {
@@ -69,6 +81,8 @@ struct gba_mc {
 	uint32_t seq;			/* sequence of the head's arrival */
 	uint64_t arrive_ms;		/* when it arrived (timeout) */
 	uint32_t polls;			/* since the last clock read */
+	uint32_t waits;			/* unreleased polls of the head */
+	uint32_t spin_polls;		/* waits before yielding */
 	int error;			/* sticky: positive FI_E* or 0 */
 	int prov_errno;			/* positive core errno */
 	uint64_t error_info;		/* ERROR_INFO when it failed */
@@ -119,6 +133,7 @@ static void gba_mc_arrive(struct gba_mc *mc)
 	mc->seq = gba_group_arrive(mc->grp);
 	mc->in_flight = true;
 	mc->polls = 0;
+	mc->waits = 0;
 	if (gba_params.barrier_timeout_ms >= 0)
 		mc->arrive_ms = gba_now_ms();
 }
@@ -161,8 +176,10 @@ static int gba_mc_poll(struct gba_mc *mc, struct gba_coll_done *done)
 			    (uint64_t)gba_params.barrier_timeout_ms)
 				ret = -ETIMEDOUT;
 		}
-		if (ret == 0)
+		if (ret == 0) {
+			mc->waits++;
 			return 0;
+		}
 		if (ret < 0)
 			gba_mc_fail(mc, ret);
 	}
@@ -210,19 +227,25 @@ static void gba_coll_report(struct gba_ep *ep, struct gba_coll_done *done,
 void gba_coll_progress(struct gba_ep *ep)
 {
 	struct gba_coll_done done[GBA_COLL_BATCH];
+	bool yield = false;
 	struct gba_mc *mc;
 	size_t n;
 
 	do {
 		n = 0;
 		gba_lock_acquire(&ep->lock);
-		TAILQ_FOREACH(mc, &ep->mcs, entry)
+		TAILQ_FOREACH(mc, &ep->mcs, entry) {
 			while (n < GBA_COLL_BATCH &&
 			       gba_mc_poll(mc, &done[n]))
 				n++;
+			if (mc->in_flight && mc->waits >= mc->spin_polls)
+				yield = true;
+		}
 		gba_lock_release(&ep->lock);
 		gba_coll_report(ep, done, n);
 	} while (n == GBA_COLL_BATCH);
+	if (yield && !n)
+		sched_yield();
 }
 
 /*
@@ -696,6 +719,14 @@ static int gba_join_check(struct gba_ep *ep, const void *addr,
 	return 0;
 }
 
+/* Unreleased polls before yielding for a group of @members (see above). */
+static uint32_t gba_mc_spin_polls(uint32_t members)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return cpus > 0 && members > (uint32_t)cpus ? 1 : GBA_SPIN_POLLS;
+}
+
 /* Queue FI_JOIN_COMPLETE for @mc on the endpoint's EQ. */
 static int gba_join_complete(struct gba_mc *mc, void *context)
 {
@@ -785,6 +816,7 @@ int gba_ep_join(struct fid_ep *ep_fid, const void *addr, uint64_t flags,
 	mc->set = set;
 	mc->member_id = gattr.member_id;
 	mc->member_count = gattr.member_count;
+	mc->spin_polls = gba_mc_spin_polls(mc->member_count);
 	atomic_fetch_add(&set->ref, 1);
 
 	gba_lock_acquire(&ep->lock);

@@ -232,6 +232,10 @@ static ssize_t gba_cq_dequeue(struct gba_cq *cq, void *buf, size_t count,
 	size_t n = 0;
 	ssize_t ret;
 
+	/* empty: answer without the lock (the common poll) */
+	if (atomic_load_explicit(&cq->head, memory_order_relaxed) ==
+	    atomic_load_explicit(&cq->tail, memory_order_acquire))
+		return -FI_EAGAIN;
 	gba_lock_acquire(&cq->lock);
 	head = atomic_load_explicit(&cq->head, memory_order_relaxed);
 	tail = atomic_load_explicit(&cq->tail, memory_order_acquire);
