@@ -62,7 +62,8 @@ static void gba_read_params(void)
 	fi_param_define(
 		&gba_prov, "offload", FI_PARAM_BOOL,
 		"Use the GBA device (hardware or emulated) for barriers; "
-		"0 runs them in software (default: 1)");
+		"with 0, joins fail with -FI_EOPNOTSUPP until the "
+		"software barrier exists (default: 1)");
 	fi_param_define(&gba_prov, "cq_size", FI_PARAM_SIZE_T,
 			"Default CQ depth in entries when fi_cq_attr.size is 0 "
 			"(default: %d, max %zu)",
