@@ -591,15 +591,14 @@ int gba_ep_tx_error(struct gba_ep *ep, enum gba_cntr_slot slot,
 bool gba_ep_tx_has_space(struct gba_ep *ep);
 
 /*
- * Resolve @dest (an fi_addr of @ep's AV) to the domain that owns the
- * target endpoint, for the direct (self / same-process) path: @ep's own
- * domain when @dest is @ep itself (no lock), else the domain of another
- * live endpoint of this process.  Returns 0, -FI_EINVAL (not enabled, no
- * AV, unknown @dest), -FI_EHOSTUNREACH (another process or host: needs
- * the data path).
+ * Resolve @dest (an fi_addr of @ep's AV) to the target endpoint for the
+ * direct (self / same-process) path: @ep itself when @dest is its own
+ * address (no lock), else another live endpoint of this process (the
+ * application keeps it open while it targets it).  Returns 0,
+ * -FI_EOPBADSTATE (not enabled), -FI_EINVAL (unknown @dest),
+ * -FI_EHOSTUNREACH (another process or host: needs the data path).
  */
-int gba_ep_target(struct gba_ep *ep, fi_addr_t dest,
-		  struct gba_domain **target);
+int gba_ep_target(struct gba_ep *ep, fi_addr_t dest, struct gba_ep **target);
 
 /* The gba endpoint behind @ep_fid, or NULL (logged) if it is not one. */
 struct gba_ep *gba_ep_of(struct fid_ep *ep_fid);
@@ -626,6 +625,33 @@ ssize_t gba_coll_cancel(struct gba_ep *ep, void *context);
 void gba_coll_fini(struct gba_ep *ep);
 
 /* ---- RMA and atomics (gba_rma.c, gba_atomic.c) ------------------------- */
+
+/*
+ * Resolve the target of a direct-path RMA or atomic of @len bytes at
+ * remote @addr under @key, needing @access (FI_REMOTE_READ or
+ * FI_REMOTE_WRITE): *@peer is the target endpoint and *@ptr the local
+ * address.  Returns 0; a negative -FI_E* the verb returns at once
+ * (-FI_EINVAL, -FI_EOPBADSTATE, -FI_EHOSTUNREACH, logged); or a positive
+ * FI_E* for a target-side error (FI_EKEYREJECTED, FI_EACCES, FI_EINVAL
+ * out of range) that the verb reports as an error completion.
+ */
+int gba_rma_resolve(struct gba_ep *ep, fi_addr_t dest, uint64_t addr,
+		    uint64_t key, size_t len, uint64_t access,
+		    struct gba_ep **peer, void **ptr);
+/* Provider-specific op flag (FI_PROV_SPECIFIC bits): no CQ entry (inject). */
+#define GBA_FLAG_NO_CQ (1ULL << 60)
+
+/*
+ * Report a direct operation: @err 0 is a success (gba_ep_tx_complete: a
+ * CQ entry per selective completion, none with GBA_FLAG_NO_CQ; the
+ * counter of @slot), a positive FI_E* an error completion
+ * (gba_ep_tx_error).  On success with FI_REMOTE_CQ_DATA in @flags, @data
+ * is delivered to @peer's rx CQ (FI_RMA | FI_REMOTE_WRITE |
+ * FI_REMOTE_CQ_DATA, @len).
+ */
+void gba_rma_report(struct gba_ep *ep, struct gba_ep *peer, int err,
+		    enum gba_cntr_slot slot, uint64_t flags, void *context,
+		    size_t len, uint64_t data);
 
 extern struct fi_ops_rma gba_ep_rma_ops;
 extern struct fi_ops_atomic gba_ep_atomic_ops;

@@ -1,15 +1,861 @@
-/* Atomics, self path (stub; being implemented). */
+/*
+ * libfabric "gba" provider: atomics on the direct path (fi_atomic(3)).
+ *
+ * Like RMA (gba_rma.c), atomics aimed at the endpoint's own address or at
+ * another endpoint of this process are executed by the CPU and complete
+ * before the call returns.  Each element is updated with one
+ * compare-and-swap loop (or a single atomic load / exchange) on its 1, 2,
+ * 4 or 8 bytes, so it is atomic with respect to every other atomic of the
+ * provider, in any thread; there is no lock.
+ *
+ * Supported (fi_query_atomic reports exactly this, and the verbs accept
+ * nothing else):
+ *   integers FI_INT8..FI_UINT64: every operation;
+ *   FI_FLOAT, FI_DOUBLE: all but the bitwise FI_BOR, FI_BAND, FI_BXOR and
+ *   FI_MSWAP;
+ *   complex and long double types: none (-FI_EOPNOTSUPP).
+ * Basic atomics (fi_atomic): FI_MIN..FI_BXOR and FI_ATOMIC_WRITE; fetch
+ * atomics (fi_fetch_atomic): those plus FI_ATOMIC_READ; compare atomics
+ * (fi_compare_atomic): FI_CSWAP..FI_MSWAP.  At most GBA_ATOMIC_MAX_BYTES
+ * of elements per operation.
+ */
 #include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
 
 #include "gba_prov.h"
 
-struct fi_ops_atomic gba_ep_atomic_ops = {
-	.size = sizeof(struct fi_ops_atomic),
+/* Bytes of elements one atomic operation may carry (attr->count). */
+#define GBA_ATOMIC_MAX_BYTES GBA_INJECT_SIZE
+
+/* Flags the *msg atomic verbs accept. */
+#define GBA_ATOMIC_MSG_FLAGS                                                 \
+	(FI_COMPLETION | FI_INJECT | FI_REMOTE_CQ_DATA | FI_TRIGGER |        \
+	 FI_FENCE | FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE |            \
+	 FI_INJECT_COMPLETE | FI_COMMIT_COMPLETE | FI_MORE)
+
+enum gba_atomic_kind { GBA_ATOMIC_WRITE, GBA_ATOMIC_FETCH, GBA_ATOMIC_CMP };
+
+/* Size of @dt's elements in bytes, 0 if unsupported. */
+static size_t gba_atomic_size(enum fi_datatype dt)
+{
+	switch (dt) {
+	case FI_INT8:
+	case FI_UINT8:
+		return 1;
+	case FI_INT16:
+	case FI_UINT16:
+		return 2;
+	case FI_INT32:
+	case FI_UINT32:
+	case FI_FLOAT:
+		return 4;
+	case FI_INT64:
+	case FI_UINT64:
+	case FI_DOUBLE:
+		return 8;
+	default:
+		return 0;
+	}
+}
+
+/* True if @op on @dt is supported for @kind (the table above). */
+static bool gba_atomic_valid(enum fi_datatype dt, enum fi_op op,
+			     enum gba_atomic_kind kind)
+{
+	bool is_float = dt == FI_FLOAT || dt == FI_DOUBLE;
+
+	if (!gba_atomic_size(dt))
+		return false;
+	switch (kind) {
+	case GBA_ATOMIC_WRITE:
+	case GBA_ATOMIC_FETCH:
+		if (op == FI_ATOMIC_READ)
+			return kind == GBA_ATOMIC_FETCH;
+		if (op == FI_BOR || op == FI_BAND || op == FI_BXOR)
+			return !is_float;
+		return (op >= FI_MIN && op <= FI_BXOR) ||
+		       op == FI_ATOMIC_WRITE;
+	case GBA_ATOMIC_CMP:
+		if (op == FI_MSWAP)
+			return !is_float;
+		return op >= FI_CSWAP && op <= FI_CSWAP_GT;
+	}
+	return false;
+}
+
+/*
+ * New value of a target element holding @old for @op with @opnd and
+ * @cmp; false if the target is left unchanged.  One function per C type,
+ * generated below; the bitwise ones only for integers.  Sums and
+ * products of integers are computed in unsigned types (they wrap, as the
+ * hardware's would, instead of overflowing: U is the unsigned twin of T,
+ * W a type wide enough that promotions cannot overflow).
+ */
+#define GBA_ATOMIC_ARITH(T, U, W)                                              \
+	case FI_MIN:                                                         \
+		*out = opnd < old ? opnd : old;                              \
+		return true;                                                 \
+	case FI_MAX:                                                         \
+		*out = opnd > old ? opnd : old;                              \
+		return true;                                                 \
+	case FI_SUM:                                                         \
+		*out = (T)((U)old + (U)opnd);                                \
+		return true;                                                 \
+	case FI_PROD:                                                        \
+		*out = (T)(U)((W)(U)old * (W)(U)opnd);                                \
+		return true;                                                 \
+	case FI_LOR:                                                         \
+		*out = (T)(old || opnd);                                     \
+		return true;                                                 \
+	case FI_LAND:                                                        \
+		*out = (T)(old && opnd);                                     \
+		return true;                                                 \
+	case FI_LXOR:                                                        \
+		*out = (T)(!old != !opnd);                                   \
+		return true;                                                 \
+	case FI_ATOMIC_WRITE:                                                \
+		*out = opnd;                                                 \
+		return true;                                                 \
+	case FI_CSWAP:                                                       \
+		*out = opnd;                                                 \
+		return cmp == old;                                           \
+	case FI_CSWAP_NE:                                                    \
+		*out = opnd;                                                 \
+		return cmp != old;                                           \
+	case FI_CSWAP_LE:                                                    \
+		*out = opnd;                                                 \
+		return cmp <= old;                                           \
+	case FI_CSWAP_LT:                                                    \
+		*out = opnd;                                                 \
+		return cmp < old;                                            \
+	case FI_CSWAP_GE:                                                    \
+		*out = opnd;                                                 \
+		return cmp >= old;                                           \
+	case FI_CSWAP_GT:                                                    \
+		*out = opnd;                                                 \
+		return cmp > old;
+
+#define GBA_ATOMIC_BITS(T)                                                   \
+	case FI_BOR:                                                         \
+		*out = (T)(old | opnd);                                      \
+		return true;                                                 \
+	case FI_BAND:                                                        \
+		*out = (T)(old & opnd);                                      \
+		return true;                                                 \
+	case FI_BXOR:                                                        \
+		*out = (T)(old ^ opnd);                                      \
+		return true;                                                 \
+	case FI_MSWAP:                                                       \
+		*out = (T)((cmp & opnd) | (~cmp & old));                     \
+		return true;
+
+#define GBA_ATOMIC_INT_FN(name, T, U)                                        \
+	static bool name(enum fi_op op, T old, T opnd, T cmp, T *out)        \
+	{                                                                    \
+		switch (op) {                                                \
+			GBA_ATOMIC_ARITH(T, U, uintmax_t)                    \
+			GBA_ATOMIC_BITS(T)                                   \
+		default:                                                     \
+			return false;                                        \
+		}                                                            \
+	}
+
+#define GBA_ATOMIC_FLOAT_FN(name, T)                                         \
+	static bool name(enum fi_op op, T old, T opnd, T cmp, T *out)        \
+	{                                                                    \
+		switch (op) {                                                \
+			GBA_ATOMIC_ARITH(T, T, T)                            \
+		default:                                                     \
+			return false;                                        \
+		}                                                            \
+	}
+
+GBA_ATOMIC_INT_FN(gba_op_i8, int8_t, uint8_t)
+GBA_ATOMIC_INT_FN(gba_op_u8, uint8_t, uint8_t)
+GBA_ATOMIC_INT_FN(gba_op_i16, int16_t, uint16_t)
+GBA_ATOMIC_INT_FN(gba_op_u16, uint16_t, uint16_t)
+GBA_ATOMIC_INT_FN(gba_op_i32, int32_t, uint32_t)
+GBA_ATOMIC_INT_FN(gba_op_u32, uint32_t, uint32_t)
+GBA_ATOMIC_INT_FN(gba_op_i64, int64_t, uint64_t)
+GBA_ATOMIC_INT_FN(gba_op_u64, uint64_t, uint64_t)
+GBA_ATOMIC_FLOAT_FN(gba_op_float, float)
+GBA_ATOMIC_FLOAT_FN(gba_op_double, double)
+
+/*
+ * Compute the new raw value of an element (@size bytes, in the low bytes
+ * of the uint64_t's) for @dt/@op.  False: leave the target unchanged.
+ */
+static bool gba_atomic_compute(enum fi_datatype dt, enum fi_op op,
+			       uint64_t old, const void *opnd,
+			       const void *cmp, uint64_t *out)
+{
+	union {
+		int8_t i8;
+		uint8_t u8;
+		int16_t i16;
+		uint16_t u16;
+		int32_t i32;
+		uint32_t u32;
+		int64_t i64;
+		uint64_t u64;
+		float f;
+		double d;
+	} o = { .u64 = old }, a = { 0 }, c = { 0 }, r = { 0 };
+	size_t size = gba_atomic_size(dt);
+	bool ret = false;
+
+	if (opnd)
+		memcpy(&a, opnd, size);
+	if (cmp)
+		memcpy(&c, cmp, size);
+	switch (dt) {
+	case FI_INT8:
+		ret = gba_op_i8(op, o.i8, a.i8, c.i8, &r.i8);
+		break;
+	case FI_UINT8:
+		ret = gba_op_u8(op, o.u8, a.u8, c.u8, &r.u8);
+		break;
+	case FI_INT16:
+		ret = gba_op_i16(op, o.i16, a.i16, c.i16, &r.i16);
+		break;
+	case FI_UINT16:
+		ret = gba_op_u16(op, o.u16, a.u16, c.u16, &r.u16);
+		break;
+	case FI_INT32:
+		ret = gba_op_i32(op, o.i32, a.i32, c.i32, &r.i32);
+		break;
+	case FI_UINT32:
+		ret = gba_op_u32(op, o.u32, a.u32, c.u32, &r.u32);
+		break;
+	case FI_INT64:
+		ret = gba_op_i64(op, o.i64, a.i64, c.i64, &r.i64);
+		break;
+	case FI_UINT64:
+		ret = gba_op_u64(op, o.u64, a.u64, c.u64, &r.u64);
+		break;
+	case FI_FLOAT:
+		ret = gba_op_float(op, o.f, a.f, c.f, &r.f);
+		break;
+	case FI_DOUBLE:
+		ret = gba_op_double(op, o.d, a.d, c.d, &r.d);
+		break;
+	default:
+		break;
+	}
+	*out = r.u64;
+	return ret;
+}
+
+/*
+ * One element: apply @op at @target atomically; the previous value goes
+ * to @result (may be NULL).
+ */
+#define GBA_ATOMIC_ELEM(T)                                                   \
+	do {                                                                 \
+		T *t = target, old, nv;                                      \
+		uint64_t o64 = 0, n64;                                       \
+		if (op == FI_ATOMIC_READ) {                                  \
+			old = __atomic_load_n(t, __ATOMIC_ACQUIRE);          \
+		} else if (op == FI_ATOMIC_WRITE) {                          \
+			memcpy(&nv, opnd, sizeof(T));                        \
+			old = __atomic_exchange_n(t, nv, __ATOMIC_ACQ_REL);  \
+		} else {                                                     \
+			old = __atomic_load_n(t, __ATOMIC_RELAXED);          \
+			do {                                                 \
+				memcpy(&o64, &old, sizeof(T));               \
+				if (!gba_atomic_compute(dt, op, o64, opnd,   \
+							cmp, &n64))          \
+					break;                               \
+				memcpy(&nv, &n64, sizeof(T));                \
+			} while (!__atomic_compare_exchange_n(               \
+				t, &old, nv, false, __ATOMIC_ACQ_REL,        \
+				__ATOMIC_RELAXED));                          \
+		}                                                            \
+		if (result)                                                  \
+			memcpy(result, &old, sizeof(T));                     \
+	} while (0)
+
+static void gba_atomic_elem(enum fi_datatype dt, enum fi_op op, void *target,
+			    const void *opnd, const void *cmp, void *result)
+{
+	switch (gba_atomic_size(dt)) {
+	case 1:
+		GBA_ATOMIC_ELEM(uint8_t);
+		break;
+	case 2:
+		GBA_ATOMIC_ELEM(uint16_t);
+		break;
+	case 4:
+		GBA_ATOMIC_ELEM(uint32_t);
+		break;
+	case 8:
+		GBA_ATOMIC_ELEM(uint64_t);
+		break;
+	}
+}
+
+/* Walks the elements of an fi_ioc array. */
+struct gba_ioc_iter {
+	const struct fi_ioc *ioc;
+	size_t count, i, j;
+	size_t size;
 };
 
+static void *gba_ioc_next(struct gba_ioc_iter *it)
+{
+	while (it->i < it->count && it->j >= it->ioc[it->i].count) {
+		it->i++;
+		it->j = 0;
+	}
+	if (it->i >= it->count)
+		return NULL;
+	return (uint8_t *)it->ioc[it->i].addr + it->size * it->j++;
+}
+
+/* Elements of @ioc[@count]; -1 if malformed. */
+static ssize_t gba_ioc_elems(const struct fi_ioc *ioc, size_t count)
+{
+	size_t i, n = 0;
+
+	if (count > GBA_IOV_LIMIT || (count && !ioc))
+		return -1;
+	for (i = 0; i < count; i++) {
+		if (!ioc[i].addr && ioc[i].count)
+			return -1;
+		n += ioc[i].count;
+	}
+	return (ssize_t)n;
+}
+
+/* An atomic operation, as the verbs describe it. */
+struct gba_atomic_op {
+	enum gba_atomic_kind kind;
+	const struct fi_ioc *iov;
+	size_t iov_count;
+	const struct fi_ioc *cmp;
+	size_t cmp_count;
+	const struct fi_ioc *res;
+	size_t res_count;
+	fi_addr_t dest;
+	struct fi_rma_ioc rma;
+	enum fi_datatype dt;
+	enum fi_op op;
+	uint64_t flags;
+	void *context;
+	uint64_t data;
+};
+
+/* Check the shape of @a: 0 or -FI_E* (logged); *@elems the count. */
+static int gba_atomic_check(const struct gba_atomic_op *a, size_t *elems)
+{
+	ssize_t n, m;
+
+	if (!gba_atomic_valid(a->dt, a->op, a->kind))
+		return GBA_WARN_RET(FI_LOG_EP_DATA, -FI_EOPNOTSUPP,
+				    "atomic %s on %s not supported (see "
+				    "fi_query_atomic)\n",
+				    fi_tostr(&a->op, FI_TYPE_ATOMIC_OP),
+				    fi_tostr(&a->dt, FI_TYPE_ATOMIC_TYPE));
+	n = gba_ioc_elems(a->iov, a->iov_count);
+	if (n < 0 || (a->op != FI_ATOMIC_READ && n != (ssize_t)a->rma.count))
+		return GBA_WARN_RET(FI_LOG_EP_DATA, -FI_EINVAL,
+				    "atomic: bad operand ioc (%zd elements, "
+				    "target %zu)\n",
+				    n, a->rma.count);
+	if (!a->rma.count ||
+	    a->rma.count * gba_atomic_size(a->dt) > GBA_ATOMIC_MAX_BYTES)
+		return GBA_WARN_RET(FI_LOG_EP_DATA, -FI_EINVAL,
+				    "atomic: %zu elements (1..%zu)\n",
+				    a->rma.count,
+				    GBA_ATOMIC_MAX_BYTES /
+					    gba_atomic_size(a->dt));
+	if (a->kind != GBA_ATOMIC_WRITE) {
+		m = gba_ioc_elems(a->res, a->res_count);
+		if (m != (ssize_t)a->rma.count)
+			return GBA_WARN_RET(FI_LOG_EP_DATA, -FI_EINVAL,
+					    "atomic: %zd result elements for "
+					    "%zu\n",
+					    m, a->rma.count);
+	}
+	if (a->kind == GBA_ATOMIC_CMP) {
+		m = gba_ioc_elems(a->cmp, a->cmp_count);
+		if (m != (ssize_t)a->rma.count)
+			return GBA_WARN_RET(FI_LOG_EP_DATA, -FI_EINVAL,
+					    "atomic: %zd compare elements for "
+					    "%zu\n",
+					    m, a->rma.count);
+	}
+	*elems = a->rma.count;
+	return 0;
+}
+
+/* Perform @a and report it.  Shared by verbs and triggers.  0 or -FI_E*. */
+static ssize_t gba_atomic_do(struct gba_ep *ep, const struct gba_atomic_op *a)
+{
+	struct gba_ioc_iter opnd = { a->iov, a->iov_count, 0, 0, 0 };
+	struct gba_ioc_iter cmp = { a->cmp, a->cmp_count, 0, 0, 0 };
+	struct gba_ioc_iter res = { a->res, a->res_count, 0, 0, 0 };
+	size_t size = gba_atomic_size(a->dt), elems = 0, i;
+	struct gba_ep *peer = NULL;
+	bool write = a->kind == GBA_ATOMIC_WRITE;
+	uint8_t *target;
+	int ret;
+
+	ret = gba_atomic_check(a, &elems);
+	if (ret)
+		return ret;
+	if (!(a->flags & GBA_FLAG_NO_CQ) && !gba_ep_tx_has_space(ep))
+		return -FI_EAGAIN;
+	ret = gba_rma_resolve(ep, a->dest, a->rma.addr, a->rma.key,
+			      elems * size,
+			      a->op == FI_ATOMIC_READ ?
+				      FI_REMOTE_READ :
+				      FI_REMOTE_READ | FI_REMOTE_WRITE,
+			      &peer, (void **)&target);
+	if (ret < 0)
+		return ret;
+	if (!ret && ((uintptr_t)target & (size - 1))) {
+		FI_INFO(&gba_prov, FI_LOG_EP_DATA,
+			"atomic target %p not aligned to %zu bytes\n",
+			(void *)target, size);
+		ret = FI_EINVAL;
+	}
+	if (!ret) {
+		opnd.size = cmp.size = res.size = size;
+		for (i = 0; i < elems; i++, target += size)
+			gba_atomic_elem(a->dt, a->op, target,
+					a->op == FI_ATOMIC_READ ?
+						NULL :
+						gba_ioc_next(&opnd),
+					a->kind == GBA_ATOMIC_CMP ?
+						gba_ioc_next(&cmp) :
+						NULL,
+					write ? NULL : gba_ioc_next(&res));
+	}
+	gba_rma_report(ep, peer, ret, write ? GBA_CNTR_WRITE : GBA_CNTR_READ,
+		       a->flags | FI_ATOMIC | (write ? FI_WRITE : FI_READ),
+		       a->context, 0, a->data);
+	return 0;
+}
+
+/* A triggered atomic: copies of the caller's arrays (and inject data). */
+struct gba_atomic_trigger {
+	struct gba_trigger base;	/* first: freed with free() */
+	struct gba_atomic_op a;
+	struct fi_ioc iov[GBA_IOV_LIMIT];
+	struct fi_ioc cmp[GBA_IOV_LIMIT];
+	struct fi_ioc res[GBA_IOV_LIMIT];
+	uint8_t payload[GBA_ATOMIC_MAX_BYTES];	/* FI_INJECT operands */
+};
+
+static void gba_atomic_trigger_run(struct gba_trigger *trig)
+{
+	struct gba_atomic_trigger *at = (struct gba_atomic_trigger *)trig;
+	ssize_t ret;
+
+	ret = gba_atomic_do(trig->ep, &at->a);
+	if (ret)
+		gba_ep_tx_error(trig->ep,
+				at->a.kind == GBA_ATOMIC_WRITE ?
+					GBA_CNTR_WRITE :
+					GBA_CNTR_READ,
+				at->a.flags | FI_ATOMIC, at->a.context,
+				(int)-ret, 0, NULL, 0);
+}
+
+/* Queue @a as a triggered atomic.  0 or -FI_E*. */
+static ssize_t gba_atomic_trigger(struct gba_ep *ep,
+				  const struct gba_atomic_op *a)
+{
+	struct gba_atomic_trigger *at;
+	struct gba_cntr *cntr;
+	uint64_t threshold;
+	size_t elems, size = gba_atomic_size(a->dt), i;
+	int ret;
+
+	ret = gba_trigger_parse(ep, a->context, &cntr, &threshold);
+	if (ret)
+		return ret;
+	ret = gba_atomic_check(a, &elems);
+	if (ret)
+		return ret;
+	at = calloc(1, sizeof(*at));
+	if (!at)
+		return -FI_ENOMEM;
+	at->base.ep = ep;
+	at->base.run = gba_atomic_trigger_run;
+	at->a = *a;
+	at->a.flags &= ~FI_TRIGGER;
+	memcpy(at->iov, a->iov, a->iov_count * sizeof(at->iov[0]));
+	memcpy(at->cmp, a->cmp, a->cmp_count * sizeof(at->cmp[0]));
+	memcpy(at->res, a->res, a->res_count * sizeof(at->res[0]));
+	at->a.iov = at->iov;
+	at->a.cmp = at->cmp;
+	at->a.res = at->res;
+	if ((a->flags & FI_INJECT) && a->op != FI_ATOMIC_READ) {
+		struct gba_ioc_iter it = { a->iov, a->iov_count, 0, 0, size };
+
+		for (i = 0; i < elems; i++)
+			memcpy(at->payload + i * size, gba_ioc_next(&it),
+			       size);
+		at->iov[0].addr = at->payload;
+		at->iov[0].count = elems;
+		at->a.iov_count = 1;
+	}
+	return gba_trigger_queue(cntr, threshold, &at->base);
+}
+
+/* Entry of every verb: the endpoint, flags check, run or queue. */
+static ssize_t gba_atomic_post(struct fid_ep *ep_fid, struct gba_atomic_op *a)
+{
+	struct gba_ep *ep = gba_ep_of(ep_fid);
+
+	if (!ep)
+		return -FI_EINVAL;
+	if (a->flags & ~(GBA_ATOMIC_MSG_FLAGS | GBA_FLAG_NO_CQ))
+		return GBA_WARN_RET(FI_LOG_EP_DATA, -FI_EBADFLAGS,
+				    "atomic: flags 0x%llx not supported\n",
+				    (unsigned long long)a->flags);
+	if (a->flags & FI_TRIGGER)
+		return gba_atomic_trigger(ep, a);
+	return gba_atomic_do(ep, a);
+}
+
+/* Flags of the non-msg verbs: the endpoint's FI_COMPLETION. */
+static inline uint64_t gba_atomic_opflags(struct fid_ep *ep_fid)
+{
+	struct gba_ep *ep = gba_ep_of(ep_fid);
+
+	return ep ? ep->tx_op_flags & FI_COMPLETION : 0;
+}
+
+/*
+ * fi_atomic(3): apply @op with @count operands of @buf to the elements at
+ * remote @addr (key @key) of @dest_addr.  Completes before returning
+ * (FI_ATOMIC | FI_WRITE, FI_WRITE counter).  Returns 0, -FI_EOPNOTSUPP
+ * (op/datatype not in fi_query_atomic's table), -FI_EINVAL,
+ * -FI_EOPBADSTATE, -FI_EAGAIN, -FI_EHOSTUNREACH.  Target errors complete
+ * in error (FI_EKEYREJECTED, FI_EACCES, FI_EINVAL out of range or
+ * misaligned).
+ */
+static ssize_t gba_atomic_write(struct fid_ep *ep, const void *buf,
+				size_t count, void *desc, fi_addr_t dest_addr,
+				uint64_t addr, uint64_t key,
+				enum fi_datatype datatype, enum fi_op op,
+				void *context)
+{
+	struct fi_ioc ioc = { (void *)buf, count };
+	struct gba_atomic_op a = {
+		.kind = GBA_ATOMIC_WRITE, .iov = &ioc, .iov_count = 1,
+		.dest = dest_addr, .rma = { addr, count, key },
+		.dt = datatype, .op = op, .flags = gba_atomic_opflags(ep),
+		.context = context,
+	};
+
+	return gba_atomic_post(ep, &a);
+}
+
+/* fi_atomicv(3): operands from @count fi_ioc entries. */
+static ssize_t gba_atomic_writev(struct fid_ep *ep, const struct fi_ioc *iov,
+				 void **desc, size_t count,
+				 fi_addr_t dest_addr, uint64_t addr,
+				 uint64_t key, enum fi_datatype datatype,
+				 enum fi_op op, void *context)
+{
+	ssize_t n = gba_ioc_elems(iov, count);
+	struct gba_atomic_op a = {
+		.kind = GBA_ATOMIC_WRITE, .iov = iov, .iov_count = count,
+		.dest = dest_addr, .rma = { addr, n < 0 ? 0 : (size_t)n, key },
+		.dt = datatype, .op = op, .flags = gba_atomic_opflags(ep),
+		.context = context,
+	};
+
+	return gba_atomic_post(ep, &a);
+}
+
+/* One remote ioc (the provider's rma_iov_limit) of a msg verb. */
+static int gba_atomic_msg_check(const struct fi_msg_atomic *msg)
+{
+	if (!msg)
+		return GBA_WARN_RET(FI_LOG_EP_DATA, -FI_EINVAL,
+				    "atomic msg: NULL msg\n");
+	if (msg->rma_iov_count != GBA_RMA_IOV_LIMIT || !msg->rma_iov)
+		return GBA_WARN_RET(FI_LOG_EP_DATA, -FI_EINVAL,
+				    "atomic msg: %zu remote iocs (exactly "
+				    "%d)\n",
+				    msg->rma_iov_count, GBA_RMA_IOV_LIMIT);
+	return 0;
+}
+
+/* Fill @a from @msg. */
+static void gba_atomic_from_msg(struct gba_atomic_op *a,
+				enum gba_atomic_kind kind,
+				const struct fi_msg_atomic *msg,
+				uint64_t flags)
+{
+	a->kind = kind;
+	a->iov = msg->msg_iov;
+	a->iov_count = msg->iov_count;
+	a->dest = msg->addr;
+	a->rma = msg->rma_iov[0];
+	a->dt = msg->datatype;
+	a->op = msg->op;
+	a->flags = flags;
+	a->context = msg->context;
+	a->data = msg->data;
+}
+
+/*
+ * fi_atomicmsg(3): flags FI_COMPLETION, FI_INJECT, FI_REMOTE_CQ_DATA,
+ * FI_TRIGGER (msg->context is the struct fi_triggered_context) and the
+ * completion-level flags.
+ */
+static ssize_t gba_atomic_writemsg(struct fid_ep *ep,
+				   const struct fi_msg_atomic *msg,
+				   uint64_t flags)
+{
+	struct gba_atomic_op a = { 0 };
+	int ret = gba_atomic_msg_check(msg);
+
+	if (ret)
+		return ret;
+	gba_atomic_from_msg(&a, GBA_ATOMIC_WRITE, msg, flags);
+	return gba_atomic_post(ep, &a);
+}
+
+/* fi_inject_atomic(3): no CQ entry; the FI_WRITE counter counts it. */
+static ssize_t gba_atomic_inject(struct fid_ep *ep, const void *buf,
+				 size_t count, fi_addr_t dest_addr,
+				 uint64_t addr, uint64_t key,
+				 enum fi_datatype datatype, enum fi_op op)
+{
+	struct fi_ioc ioc = { (void *)buf, count };
+	struct gba_atomic_op a = {
+		.kind = GBA_ATOMIC_WRITE, .iov = &ioc, .iov_count = 1,
+		.dest = dest_addr, .rma = { addr, count, key },
+		.dt = datatype, .op = op,
+		.flags = FI_INJECT | GBA_FLAG_NO_CQ,
+	};
+
+	return gba_atomic_post(ep, &a);
+}
+
+/*
+ * fi_fetch_atomic(3): as fi_atomic; the elements' previous values go to
+ * @result (FI_ATOMIC | FI_READ, FI_READ counter).  FI_ATOMIC_READ ignores
+ * @buf.
+ */
+static ssize_t gba_atomic_readwrite(struct fid_ep *ep, const void *buf,
+				    size_t count, void *desc, void *result,
+				    void *result_desc, fi_addr_t dest_addr,
+				    uint64_t addr, uint64_t key,
+				    enum fi_datatype datatype, enum fi_op op,
+				    void *context)
+{
+	struct fi_ioc ioc = { (void *)buf, buf ? count : 0 };
+	struct fi_ioc res = { result, count };
+	struct gba_atomic_op a = {
+		.kind = GBA_ATOMIC_FETCH, .iov = &ioc, .iov_count = 1,
+		.res = &res, .res_count = 1, .dest = dest_addr,
+		.rma = { addr, count, key }, .dt = datatype, .op = op,
+		.flags = gba_atomic_opflags(ep), .context = context,
+	};
+
+	return gba_atomic_post(ep, &a);
+}
+
+/* fi_fetch_atomicv(3). */
+static ssize_t gba_atomic_readwritev(struct fid_ep *ep,
+				     const struct fi_ioc *iov, void **desc,
+				     size_t count, struct fi_ioc *resultv,
+				     void **result_desc, size_t result_count,
+				     fi_addr_t dest_addr, uint64_t addr,
+				     uint64_t key, enum fi_datatype datatype,
+				     enum fi_op op, void *context)
+{
+	ssize_t n = gba_ioc_elems(resultv, result_count);
+	struct gba_atomic_op a = {
+		.kind = GBA_ATOMIC_FETCH, .iov = iov, .iov_count = count,
+		.res = resultv, .res_count = result_count,
+		.dest = dest_addr, .rma = { addr, n < 0 ? 0 : (size_t)n, key },
+		.dt = datatype, .op = op, .flags = gba_atomic_opflags(ep),
+		.context = context,
+	};
+
+	return gba_atomic_post(ep, &a);
+}
+
+/* fi_fetch_atomicmsg(3): flags as fi_atomicmsg. */
+static ssize_t gba_atomic_readwritemsg(struct fid_ep *ep,
+				       const struct fi_msg_atomic *msg,
+				       struct fi_ioc *resultv,
+				       void **result_desc,
+				       size_t result_count, uint64_t flags)
+{
+	struct gba_atomic_op a = { 0 };
+	int ret = gba_atomic_msg_check(msg);
+
+	if (ret)
+		return ret;
+	gba_atomic_from_msg(&a, GBA_ATOMIC_FETCH, msg, flags);
+	a.res = resultv;
+	a.res_count = result_count;
+	return gba_atomic_post(ep, &a);
+}
+
+/*
+ * fi_compare_atomic(3): FI_CSWAP..FI_CSWAP_GT store the operand where
+ * the condition between @compare and the target holds; FI_MSWAP stores
+ * the operand's bits selected by the @compare mask.  Previous values go
+ * to @result (FI_ATOMIC | FI_READ, FI_READ counter).
+ */
+static ssize_t gba_atomic_compwrite(struct fid_ep *ep, const void *buf,
+				    size_t count, void *desc,
+				    const void *compare, void *compare_desc,
+				    void *result, void *result_desc,
+				    fi_addr_t dest_addr, uint64_t addr,
+				    uint64_t key, enum fi_datatype datatype,
+				    enum fi_op op, void *context)
+{
+	struct fi_ioc ioc = { (void *)buf, count };
+	struct fi_ioc cmp = { (void *)compare, count };
+	struct fi_ioc res = { result, count };
+	struct gba_atomic_op a = {
+		.kind = GBA_ATOMIC_CMP, .iov = &ioc, .iov_count = 1,
+		.cmp = &cmp, .cmp_count = 1, .res = &res, .res_count = 1,
+		.dest = dest_addr, .rma = { addr, count, key },
+		.dt = datatype, .op = op, .flags = gba_atomic_opflags(ep),
+		.context = context,
+	};
+
+	return gba_atomic_post(ep, &a);
+}
+
+/* fi_compare_atomicv(3). */
+static ssize_t gba_atomic_compwritev(
+	struct fid_ep *ep, const struct fi_ioc *iov, void **desc, size_t count,
+	const struct fi_ioc *comparev, void **compare_desc,
+	size_t compare_count, struct fi_ioc *resultv, void **result_desc,
+	size_t result_count, fi_addr_t dest_addr, uint64_t addr, uint64_t key,
+	enum fi_datatype datatype, enum fi_op op, void *context)
+{
+	ssize_t n = gba_ioc_elems(iov, count);
+	struct gba_atomic_op a = {
+		.kind = GBA_ATOMIC_CMP, .iov = iov, .iov_count = count,
+		.cmp = comparev, .cmp_count = compare_count, .res = resultv,
+		.res_count = result_count, .dest = dest_addr,
+		.rma = { addr, n < 0 ? 0 : (size_t)n, key }, .dt = datatype,
+		.op = op, .flags = gba_atomic_opflags(ep), .context = context,
+	};
+
+	return gba_atomic_post(ep, &a);
+}
+
+/* fi_compare_atomicmsg(3): flags as fi_atomicmsg. */
+static ssize_t gba_atomic_compwritemsg(
+	struct fid_ep *ep, const struct fi_msg_atomic *msg,
+	const struct fi_ioc *comparev, void **compare_desc,
+	size_t compare_count, struct fi_ioc *resultv, void **result_desc,
+	size_t result_count, uint64_t flags)
+{
+	struct gba_atomic_op a = { 0 };
+	int ret = gba_atomic_msg_check(msg);
+
+	if (ret)
+		return ret;
+	gba_atomic_from_msg(&a, GBA_ATOMIC_CMP, msg, flags);
+	a.cmp = comparev;
+	a.cmp_count = compare_count;
+	a.res = resultv;
+	a.res_count = result_count;
+	return gba_atomic_post(ep, &a);
+}
+
+/* *valid: 0 with *@count the element limit, or -FI_EOPNOTSUPP. */
+static int gba_atomic_validate(enum fi_datatype dt, enum fi_op op,
+			       enum gba_atomic_kind kind, size_t *count)
+{
+	if (!count)
+		return -FI_EINVAL;
+	if (!gba_atomic_valid(dt, op, kind))
+		return -FI_EOPNOTSUPP;
+	*count = GBA_ATOMIC_MAX_BYTES / gba_atomic_size(dt);
+	return 0;
+}
+
+/* fi_atomicvalid(3). */
+static int gba_atomic_writevalid(struct fid_ep *ep, enum fi_datatype dt,
+				 enum fi_op op, size_t *count)
+{
+	return gba_atomic_validate(dt, op, GBA_ATOMIC_WRITE, count);
+}
+
+/* fi_fetch_atomicvalid(3). */
+static int gba_atomic_readwritevalid(struct fid_ep *ep, enum fi_datatype dt,
+				     enum fi_op op, size_t *count)
+{
+	return gba_atomic_validate(dt, op, GBA_ATOMIC_FETCH, count);
+}
+
+/* fi_compare_atomicvalid(3). */
+static int gba_atomic_compwritevalid(struct fid_ep *ep, enum fi_datatype dt,
+				     enum fi_op op, size_t *count)
+{
+	return gba_atomic_validate(dt, op, GBA_ATOMIC_CMP, count);
+}
+
+struct fi_ops_atomic gba_ep_atomic_ops = {
+	.size = sizeof(struct fi_ops_atomic),
+	.write = gba_atomic_write,
+	.writev = gba_atomic_writev,
+	.writemsg = gba_atomic_writemsg,
+	.inject = gba_atomic_inject,
+	.readwrite = gba_atomic_readwrite,
+	.readwritev = gba_atomic_readwritev,
+	.readwritemsg = gba_atomic_readwritemsg,
+	.compwrite = gba_atomic_compwrite,
+	.compwritev = gba_atomic_compwritev,
+	.compwritemsg = gba_atomic_compwritemsg,
+	.writevalid = gba_atomic_writevalid,
+	.readwritevalid = gba_atomic_readwritevalid,
+	.compwritevalid = gba_atomic_compwritevalid,
+};
+
+/*
+ * gba_query_atomic - fi_query_atomic(3).
+ * @flags: 0 (basic), FI_FETCH_ATOMIC or FI_COMPARE_ATOMIC; FI_TAGGED and
+ *         other bits are refused.
+ * @attr: size (bytes per element) and count (elements per operation).
+ * Returns 0, -FI_EINVAL (NULL attr, bad flags), -FI_EOPNOTSUPP (not in
+ * the table at the top of this file).
+ */
 int gba_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
 		     enum fi_op op, struct fi_atomic_attr *attr,
 		     uint64_t flags)
 {
-	return -FI_ENOSYS;
+	enum gba_atomic_kind kind;
+	size_t count;
+	int ret;
+
+	if (!attr)
+		return GBA_WARN_RET(FI_LOG_DOMAIN, -FI_EINVAL,
+				    "fi_query_atomic: NULL attr\n");
+	if (flags == 0)
+		kind = GBA_ATOMIC_WRITE;
+	else if (flags == FI_FETCH_ATOMIC)
+		kind = GBA_ATOMIC_FETCH;
+	else if (flags == FI_COMPARE_ATOMIC)
+		kind = GBA_ATOMIC_CMP;
+	else
+		return GBA_WARN_RET(FI_LOG_DOMAIN, -FI_EINVAL,
+				    "fi_query_atomic: flags 0x%llx\n",
+				    (unsigned long long)flags);
+	ret = gba_atomic_validate(datatype, op, kind, &count);
+	if (ret)
+		return ret;
+	attr->size = gba_atomic_size(datatype);
+	attr->count = count;
+	return 0;
 }

@@ -59,12 +59,11 @@ static struct gba_ep *gba_ep_registry_find(const struct gba_addr *addr)
 }
 
 /*
- * gba_ep_target - resolve @dest to the domain of the target endpoint for
- * the direct path (see gba_prov.h).  Returns 0, -FI_EOPBADSTATE (not
- * enabled), -FI_EINVAL (unknown @dest), -FI_EHOSTUNREACH.
+ * gba_ep_target - resolve @dest to the target endpoint for the direct
+ * path (see gba_prov.h).  Returns 0, -FI_EOPBADSTATE (not enabled),
+ * -FI_EINVAL (unknown @dest), -FI_EHOSTUNREACH.
  */
-int gba_ep_target(struct gba_ep *ep, fi_addr_t dest,
-		  struct gba_domain **target)
+int gba_ep_target(struct gba_ep *ep, fi_addr_t dest, struct gba_ep **target)
 {
 	const struct gba_addr *addr;
 	struct gba_ep *peer;
@@ -78,7 +77,7 @@ int gba_ep_target(struct gba_ep *ep, fi_addr_t dest,
 				    "fi_addr %llu is not in the AV\n",
 				    (unsigned long long)dest);
 	if (gba_ep_addr_same(addr, &ep->addr)) {
-		*target = ep->domain;
+		*target = ep;
 		return 0;
 	}
 	if (gba_addr_reach(&ep->addr, addr) != GBA_REACH_PROCESS) {
@@ -92,13 +91,13 @@ int gba_ep_target(struct gba_ep *ep, fi_addr_t dest,
 	}
 	pthread_mutex_lock(&gba_ep_registry_lock);
 	peer = gba_ep_registry_find(addr);
-	*target = peer ? peer->domain : NULL;
 	pthread_mutex_unlock(&gba_ep_registry_lock);
 	if (!peer)
 		return GBA_WARN_RET(FI_LOG_EP_DATA, -FI_EHOSTUNREACH,
 				    "fi_addr %llu: no such endpoint in this "
 				    "process (closed?)\n",
 				    (unsigned long long)dest);
+	*target = peer;
 	return 0;
 }
 
