@@ -101,11 +101,10 @@ int gba_ep_target(struct gba_ep *ep, fi_addr_t dest, struct gba_ep **target)
 	return 0;
 }
 
-/* Completion flags a CQ entry may carry (fi_cq(3)). */
+/* Completion flags a transmit CQ entry may carry (fi_cq(3)). */
 #define GBA_CQ_FLAGS                                                         \
-	(FI_SEND | FI_RECV | FI_RMA | FI_ATOMIC | FI_MSG | FI_TAGGED |       \
-	 FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE |             \
-	 FI_REMOTE_CQ_DATA | FI_COLLECTIVE)
+	(FI_SEND | FI_RMA | FI_ATOMIC | FI_MSG | FI_TAGGED | FI_READ |       \
+	 FI_WRITE | FI_COLLECTIVE)
 
 /* gba_ep_tx_has_space - room for one more tx completion (gba_prov.h). */
 bool gba_ep_tx_has_space(struct gba_ep *ep)
