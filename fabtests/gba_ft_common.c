@@ -1,0 +1,314 @@
+/* Shared code of the gba conformance programs; see gba_ft_common.h. */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gba_ft_common.h"
+
+static const char *ft_prog = "fi_gba";
+
+uint64_t ft_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+double ft_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+int ft_err(const char *what, int ret)
+{
+	fprintf(stderr, "%s[%d]: %s: %d (%s)\n", ft_prog, (int)getpid(), what,
+		ret, fi_strerror(ret < 0 ? -ret : ret));
+	return ret < 0 ? ret : -ret;
+}
+
+static void ft_usage(const char *name, const char *usage)
+{
+	fprintf(stderr,
+		"Usage: %s [OPTIONS]\n"
+		"  -p <provider>   provider (default gba)\n"
+		"  -I <number>     iterations\n"
+		"  -n <number>     processes (forked by the program, max %d)\n"
+		"  -T <seconds>    fail if the run takes longer\n"
+		"  -v              verbose\n"
+		"  -h              this help\n%s",
+		name, FT_MAX_PROCS, usage ? usage : "");
+}
+
+int ft_parse(int argc, char **argv, struct ft_opts *o, const char *name,
+	     const char *usage)
+{
+	int c;
+
+	ft_prog = name;
+	while ((c = getopt(argc, argv, "p:I:n:T:r:tvh")) != -1) {
+		switch (c) {
+		case 'p':
+			o->prov = optarg;
+			break;
+		case 'I':
+			o->iters = strtol(optarg, NULL, 0);
+			break;
+		case 'n':
+			o->nprocs = atoi(optarg);
+			break;
+		case 'T':
+			o->timeout_s = atoi(optarg);
+			break;
+		case 'r':
+			o->delay_us = atoi(optarg);
+			break;
+		case 't':
+			o->triggered = true;
+			break;
+		case 'v':
+			o->verbose = true;
+			break;
+		case 'h':
+			ft_usage(name, usage);
+			exit(0);
+		default:
+			ft_usage(name, usage);
+			exit(2);
+		}
+	}
+	if (o->nprocs < 1 || o->nprocs > FT_MAX_PROCS || o->iters < 0 ||
+	    o->timeout_s < 1 || o->delay_us < 0) {
+		fprintf(stderr, "%s: bad option value\n", name);
+		ft_usage(name, usage);
+		exit(2);
+	}
+	return 0;
+}
+
+/* Kill every child still running. */
+static void ft_kill_all(const pid_t *pids, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (pids[i] > 0)
+			kill(pids[i], SIGKILL);
+}
+
+int ft_fork_run(const struct ft_opts *o, size_t size,
+		int (*child)(int rank, void *shared, const struct ft_opts *o))
+{
+	pid_t pids[FT_MAX_PROCS] = { 0 }, pid;
+	int i, st, left = o->nprocs, ret = 0;
+	uint64_t deadline = ft_now_ms() + (uint64_t)o->timeout_s * 1000;
+	void *shared;
+
+	shared = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (shared == MAP_FAILED) {
+		perror("mmap");
+		return 1;
+	}
+	for (i = 0; i < o->nprocs; i++) {
+		pids[i] = fork();
+		if (pids[i] < 0) {
+			perror("fork");
+			ft_kill_all(pids, i);
+			return 1;
+		}
+		if (pids[i] == 0) {
+			int r = child(i, shared, o);
+
+			fflush(stdout);
+			fflush(stderr);
+
+			if (r)
+				atomic_store(&((struct ft_shared *)shared)
+						      ->failed, 1);
+			_exit(r ? 1 : 0);
+		}
+	}
+	while (left) {
+		pid = waitpid(-1, &st, WNOHANG);
+		if (pid < 0) {
+			perror("waitpid");
+			ret = 1;
+			break;
+		}
+		if (pid == 0) {
+			if (ft_now_ms() > deadline) {
+				fprintf(stderr,
+					"%s: timeout after %d s: killing %d "
+					"processes\n",
+					ft_prog, o->timeout_s, left);
+				ft_kill_all(pids, o->nprocs);
+				ret = 1;
+				deadline = UINT64_MAX;
+			}
+			usleep(1000);
+			continue;
+		}
+		for (i = 0; i < o->nprocs; i++)
+			if (pids[i] == pid)
+				pids[i] = 0;
+		left--;
+		if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+			if (!ret)
+				fprintf(stderr,
+					"%s: process %d %s %d: stopping the "
+					"others\n",
+					ft_prog, (int)pid,
+					WIFEXITED(st) ? "exited with" :
+							"killed by signal",
+					WIFEXITED(st) ? WEXITSTATUS(st) :
+							WTERMSIG(st));
+			ret = 1;
+			ft_kill_all(pids, o->nprocs);
+		}
+	}
+	munmap(shared, size);
+	return ret;
+}
+
+int ft_open(struct ft_res *r, const char *prov, uint64_t caps)
+{
+	struct fi_info *hints = fi_allocinfo();
+	struct fi_eq_attr eq_attr = { .size = 64, .wait_obj = FI_WAIT_UNSPEC };
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_DATA,
+				      .size = 4096 };
+	struct fi_cntr_attr cntr_attr = { .events = FI_CNTR_EVENTS_COMP };
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	if (!hints)
+		return ft_err("fi_allocinfo", -FI_ENOMEM);
+	hints->caps = caps;
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
+				      FI_MR_PROV_KEY;
+	hints->fabric_attr->prov_name = strdup(prov);
+	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &r->info);
+	fi_freeinfo(hints);
+	if (ret)
+		return ft_err("fi_getinfo", ret);
+	FT_CHECK(fi_fabric(r->info->fabric_attr, &r->fabric, NULL));
+	FT_CHECK(fi_domain(r->fabric, r->info, &r->domain, NULL));
+	FT_CHECK(fi_eq_open(r->fabric, &eq_attr, &r->eq, NULL));
+	FT_CHECK(fi_cq_open(r->domain, &cq_attr, &r->cq, NULL));
+	FT_CHECK(fi_cntr_open(r->domain, &cntr_attr, &r->cntr, NULL));
+	FT_CHECK(fi_av_open(r->domain, &av_attr, &r->av, NULL));
+	FT_CHECK(fi_endpoint(r->domain, r->info, &r->ep, NULL));
+	FT_CHECK(fi_ep_bind(r->ep, &r->eq->fid, 0));
+	FT_CHECK(fi_ep_bind(r->ep, &r->av->fid, 0));
+	FT_CHECK(fi_ep_bind(r->ep, &r->cq->fid, FI_TRANSMIT | FI_RECV));
+	FT_CHECK(fi_ep_bind(r->ep, &r->cntr->fid,
+			    FI_SEND | FI_WRITE | FI_READ));
+	FT_CHECK(fi_enable(r->ep));
+	return 0;
+}
+
+void ft_close(struct ft_res *r)
+{
+	if (r->ep)
+		fi_close(&r->ep->fid);
+	if (r->av)
+		fi_close(&r->av->fid);
+	if (r->cntr)
+		fi_close(&r->cntr->fid);
+	if (r->cq)
+		fi_close(&r->cq->fid);
+	if (r->eq)
+		fi_close(&r->eq->fid);
+	if (r->domain)
+		fi_close(&r->domain->fid);
+	if (r->fabric)
+		fi_close(&r->fabric->fid);
+	fi_freeinfo(r->info);
+	memset(r, 0, sizeof(*r));
+}
+
+int ft_exchange(struct ft_res *r, struct ft_shared *sh, int rank, int n,
+		int timeout_s)
+{
+	uint64_t deadline = ft_now_ms() + (uint64_t)timeout_s * 1000;
+	size_t len = FT_NAME_LEN;
+	int i;
+
+	FT_CHECK(fi_getname(&r->ep->fid, sh->names[rank], &len));
+	sh->name_len = len;
+	atomic_fetch_add(&sh->ready, 1);
+	while (atomic_load(&sh->ready) < n) {
+		if (atomic_load(&sh->failed))
+			return ft_err("peer failed during setup", -FI_EIO);
+		if (ft_now_ms() > deadline)
+			return ft_err("address exchange", -FI_ETIMEDOUT);
+		usleep(100);
+	}
+	for (i = 0; i < n; i++) {
+		fi_addr_t a;
+
+		if (fi_av_insert(r->av, sh->names[i], 1, &a, 0, NULL) != 1 ||
+		    a != (fi_addr_t)i)
+			return ft_err("fi_av_insert", -FI_EINVAL);
+	}
+	return 0;
+}
+
+int ft_join(struct ft_res *r, struct fid_av_set *set, struct fid_mc **mc)
+{
+	struct fi_eq_entry entry;
+	uint32_t event;
+	ssize_t n;
+
+	FT_CHECK(fi_join_collective(r->ep, FI_ADDR_NOTAVAIL, set, 0, mc,
+				    NULL));
+	n = fi_eq_sread(r->eq, &event, &entry, sizeof(entry), 10000, 0);
+	if (n != sizeof(entry) || event != FI_JOIN_COMPLETE ||
+	    entry.fid != &(*mc)->fid)
+		return ft_err("join completion", n < 0 ? (int)n : -FI_EOTHER);
+	return 0;
+}
+
+int ft_wait_comp(struct ft_res *r, struct fi_cq_data_entry *comp,
+		 int timeout_ms)
+{
+	uint64_t deadline = ft_now_ms() + (uint64_t)timeout_ms;
+	struct fi_cq_err_entry err;
+	uint64_t info = 0;
+	unsigned polls = 0;
+	ssize_t n;
+
+	for (;;) {
+		n = fi_cq_read(r->cq, comp, 1);
+		if (n == 1)
+			return 0;
+		if (n == -FI_EAVAIL) {
+			memset(&err, 0, sizeof(err));
+			err.err_data = &info;
+			err.err_data_size = sizeof(info);
+			fi_cq_readerr(r->cq, &err, 0);
+			fprintf(stderr,
+				"%s[%d]: error completion: %s (prov_errno %d, "
+				"err_data 0x%llx)\n",
+				ft_prog, (int)getpid(), fi_strerror(err.err),
+				err.prov_errno, (unsigned long long)info);
+			return -err.err;
+		}
+		if (n != -FI_EAGAIN)
+			return ft_err("fi_cq_read", (int)n);
+		if (!(++polls & 1023) && ft_now_ms() > deadline)
+			return ft_err("completion", -FI_ETIMEDOUT);
+	}
+}

@@ -1,0 +1,120 @@
+/*
+ * Shared code of the gba conformance programs (fi_gba_*), in the style of
+ * libfabric's fabtests: option parsing (-p provider, -I iterations, -n
+ * processes, -T timeout, -v), a launcher that forks the processes of a
+ * test and exchanges their endpoint names through a shared mapping, the
+ * usual objects (fabric, domain, EQ, CQ, AV, endpoint, counter) and
+ * waits with timeouts.  Every helper prints what failed and returns a
+ * negative libfabric error code (or exits the child).
+ */
+#ifndef GBA_FT_COMMON_H
+#define GBA_FT_COMMON_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_collective.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_trigger.h>
+
+#define FT_MAX_PROCS 64
+#define FT_NAME_LEN 64
+
+struct ft_opts {
+	const char *prov;	/* -p, default "gba" */
+	long iters;		/* -I */
+	int nprocs;		/* -n */
+	int timeout_s;		/* -T: whole run */
+	int delay_us;		/* -r: random delay bound */
+	bool triggered;		/* -t */
+	bool verbose;		/* -v */
+};
+
+/*
+ * Parse the common options into @o (defaults already set by the caller).
+ * @usage is printed for -h and errors, after the common options.
+ * Returns 0, or exits (-h: 0, errors: 2).
+ */
+int ft_parse(int argc, char **argv, struct ft_opts *o, const char *name,
+	     const char *usage);
+
+/* Names of all processes, filled by ft_exchange (in the shared mapping). */
+struct ft_shared {
+	atomic_int ready;
+	atomic_int failed;
+	size_t name_len;
+	char names[FT_MAX_PROCS][FT_NAME_LEN];
+};
+
+/*
+ * Fork @o->nprocs processes, each running @child(rank, shared, o) with
+ * @shared a MAP_SHARED zeroed area of @size bytes (starting with struct
+ * ft_shared) created before the fork.  Waits for all; if one fails or
+ * the run exceeds @o->timeout_s, the others are killed.  Returns 0 if
+ * every child exited 0, else 1.  Libfabric must not be initialised in
+ * the caller.
+ */
+int ft_fork_run(const struct ft_opts *o, size_t size,
+		int (*child)(int rank, void *shared, const struct ft_opts *o));
+
+/* The objects of one process. */
+struct ft_res {
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_eq *eq;
+	struct fid_cq *cq;
+	struct fid_av *av;
+	struct fid_ep *ep;
+	struct fid_cntr *cntr;	/* bound FI_SEND | FI_WRITE | FI_READ */
+};
+
+/*
+ * Open and enable an RDM endpoint of provider @prov with @caps and all
+ * objects above (CQ format DATA).  0 or a negative error (printed).
+ */
+int ft_open(struct ft_res *r, const char *prov, uint64_t caps);
+void ft_close(struct ft_res *r);
+
+/*
+ * Publish this process's name, wait (up to @timeout_s) for every
+ * process's, insert all in rank order into the AV (fi_addr == rank).
+ */
+int ft_exchange(struct ft_res *r, struct ft_shared *sh, int rank, int n,
+		int timeout_s);
+
+/* Join the collective of AV set @set; wait for FI_JOIN_COMPLETE. */
+int ft_join(struct ft_res *r, struct fid_av_set *set, struct fid_mc **mc);
+
+/*
+ * Wait up to @timeout_ms for one completion into @comp.  Returns 0,
+ * -FI_ETIMEDOUT, or the error of an error completion (printed, with
+ * err_data for barrier errors).
+ */
+int ft_wait_comp(struct ft_res *r, struct fi_cq_data_entry *comp,
+		 int timeout_ms);
+
+/* Milliseconds / microseconds of CLOCK_MONOTONIC. */
+uint64_t ft_now_ms(void);
+double ft_now_us(void);
+
+/* Print "<prog>: <call>: <err>" and return @ret (negative). */
+int ft_err(const char *what, int ret);
+
+#define FT_CHECK(call)                                                       \
+	do {                                                                 \
+		int ret_ = (int)(call);                                      \
+		if (ret_)                                                    \
+			return ft_err(#call, ret_);                          \
+	} while (0)
+
+#endif
