@@ -71,13 +71,16 @@ static void gba_cq_progress(struct gba_cq *cq, bool *pending)
  */
 bool gba_cq_has_space(struct gba_cq *cq, size_t n)
 {
-	bool ok;
+	uint64_t err_used =
+		__atomic_load_n(&cq->err_tail, __ATOMIC_RELAXED) -
+		__atomic_load_n(&cq->err_head, __ATOMIC_RELAXED);
 
-	gba_lock_acquire(&cq->lock);
-	ok = gba_cq_used(cq) + n <= cq->size &&
-	     (size_t)(cq->err_tail - cq->err_head) + n <= cq->err_size;
-	gba_lock_release(&cq->lock);
-	return ok;
+	/*
+	 * No lock: as with one, another writer may take the room before
+	 * the caller completes; a reader only frees room meanwhile.
+	 */
+	return gba_cq_used(cq) + n <= cq->size &&
+	       (size_t)err_used + n <= cq->err_size;
 }
 
 /*
@@ -157,7 +160,8 @@ int gba_cq_write_error_data(struct gba_cq *cq, void *context, uint64_t flags,
 	ee->err_data_size = err_data_size;
 	if (err_data_size)
 		memcpy(ee->err_data, err_data, err_data_size);
-	cq->err_tail++;
+	__atomic_store_n(&cq->err_tail, cq->err_tail + 1,
+			 __ATOMIC_RELAXED);
 
 	e = gba_cq_slot(cq, tail);
 	e->op_context = context;
@@ -377,7 +381,8 @@ static ssize_t gba_cq_readerr(struct fid_cq *cq_fid,
 		       offsetof(struct fi_cq_err_entry, err_data) +
 			       sizeof(tmp.err_data));
 	}
-	cq->err_head++;
+	__atomic_store_n(&cq->err_head, cq->err_head + 1,
+			 __ATOMIC_RELAXED);
 	atomic_store_explicit(&cq->head, head + 1, memory_order_release);
 	gba_lock_release(&cq->lock);
 	return 1;
