@@ -80,121 +80,138 @@ static void put(enum fi_datatype dt, void *p, long double v)
 	}
 }
 
-static long double get(enum fi_datatype dt, const void *p)
+/* Compare the elements @x and @y of type @dt: -1, 0, 1 (exact). */
+static int cmp3(enum fi_datatype dt, const void *x, const void *y)
 {
-	uint64_t u = 0;
-	float f;
-	double d;
+	uint64_t ux = 0, uy = 0;
+	int64_t sx, sy;
 	size_t n = dt_size(dt);
+	double dx, dy;
+	float fx, fy;
 
 	if (dt == FI_FLOAT) {
-		memcpy(&f, p, 4);
-		return f;
+		memcpy(&fx, x, 4);
+		memcpy(&fy, y, 4);
+		return (fx > fy) - (fx < fy);
 	}
 	if (dt == FI_DOUBLE) {
-		memcpy(&d, p, 8);
-		return d;
+		memcpy(&dx, x, 8);
+		memcpy(&dy, y, 8);
+		return (dx > dy) - (dx < dy);
 	}
-	memcpy(&u, p, n);
-	if (dt_signed(dt) && n < 8 && (u >> (n * 8 - 1)) & 1)
-		u |= ~0ULL << (n * 8);
-	return dt_signed(dt) ? (long double)(int64_t)u : (long double)u;
+	memcpy(&ux, x, n);
+	memcpy(&uy, y, n);
+	if (!dt_signed(dt))
+		return (ux > uy) - (ux < uy);
+	/* sign-extend */
+	sx = (int64_t)(ux << (64 - 8 * n)) >> (64 - 8 * n);
+	sy = (int64_t)(uy << (64 - 8 * n)) >> (64 - 8 * n);
+	return (sx > sy) - (sx < sy);
+}
+
+/* Logical truth of an element. */
+static bool truth(enum fi_datatype dt, const void *x)
+{
+	uint8_t zero[8] = { 0 };
+
+	return cmp3(dt, x, zero) != 0;
 }
 
 /* Reference model: the new target value (returns false: unchanged). */
-static bool model_op(enum fi_datatype dt, enum fi_op op, long double t,
-		  long double a, long double c, const void *tb, const void *ab,
-		  const void *cb, void *out)
+static bool model_op(enum fi_datatype dt, enum fi_op op, const void *tb,
+		     const void *ab, const void *cb, void *out)
 {
 	uint64_t ut = 0, ua = 0, uc = 0, r;
+	size_t n = dt_size(dt);
+	bool is_int = dt <= FI_UINT64;
+	float ft, fa;
+	double dt_, da;
 
-	memcpy(&ut, tb, dt_size(dt));
-	memcpy(&ua, ab, dt_size(dt));
-	memcpy(&uc, cb, dt_size(dt));
+	memcpy(&ut, tb, n);
+	memcpy(&ua, ab, n);
+	memcpy(&uc, cb, n);
 	switch (op) {
 	case FI_MIN:
-		put(dt, out, a < t ? a : t);
+		memcpy(out, cmp3(dt, ab, tb) < 0 ? ab : tb, n);
 		return true;
 	case FI_MAX:
-		put(dt, out, a > t ? a : t);
+		memcpy(out, cmp3(dt, ab, tb) > 0 ? ab : tb, n);
 		return true;
 	case FI_SUM:
-		if (dt <= FI_UINT64) {
-			r = ut + ua;
-			memcpy(out, &r, dt_size(dt));
-		} else {
-			put(dt, out, t + a);
-		}
-		return true;
 	case FI_PROD:
-		if (dt <= FI_UINT64) {
-			r = ut * ua;
-			memcpy(out, &r, dt_size(dt));
+		if (is_int) {
+			r = op == FI_SUM ? ut + ua : ut * ua;
+			memcpy(out, &r, n);
+		} else if (dt == FI_FLOAT) {
+			memcpy(&ft, tb, 4);
+			memcpy(&fa, ab, 4);
+			ft = op == FI_SUM ? ft + fa : ft * fa;
+			memcpy(out, &ft, 4);
 		} else {
-			put(dt, out, t * a);
+			memcpy(&dt_, tb, 8);
+			memcpy(&da, ab, 8);
+			dt_ = op == FI_SUM ? dt_ + da : dt_ * da;
+			memcpy(out, &dt_, 8);
 		}
 		return true;
 	case FI_LOR:
-		put(dt, out, (t != 0) || (a != 0));
+		put(dt, out, truth(dt, tb) || truth(dt, ab));
 		return true;
 	case FI_LAND:
-		put(dt, out, (t != 0) && (a != 0));
+		put(dt, out, truth(dt, tb) && truth(dt, ab));
 		return true;
 	case FI_LXOR:
-		put(dt, out, (t != 0) != (a != 0));
+		put(dt, out, truth(dt, tb) != truth(dt, ab));
 		return true;
 	case FI_BOR:
 		r = ut | ua;
-		memcpy(out, &r, dt_size(dt));
+		memcpy(out, &r, n);
 		return true;
 	case FI_BAND:
 		r = ut & ua;
-		memcpy(out, &r, dt_size(dt));
+		memcpy(out, &r, n);
 		return true;
 	case FI_BXOR:
 		r = ut ^ ua;
-		memcpy(out, &r, dt_size(dt));
+		memcpy(out, &r, n);
 		return true;
 	case FI_ATOMIC_WRITE:
-		memcpy(out, ab, dt_size(dt));
+		memcpy(out, ab, n);
 		return true;
-	case FI_ATOMIC_READ:
-		return false;
 	case FI_CSWAP:
-		memcpy(out, ab, dt_size(dt));
-		return c == t;
+		memcpy(out, ab, n);
+		return cmp3(dt, cb, tb) == 0;
 	case FI_CSWAP_NE:
-		memcpy(out, ab, dt_size(dt));
-		return c != t;
+		memcpy(out, ab, n);
+		return cmp3(dt, cb, tb) != 0;
 	case FI_CSWAP_LE:
-		memcpy(out, ab, dt_size(dt));
-		return c <= t;
+		memcpy(out, ab, n);
+		return cmp3(dt, cb, tb) <= 0;
 	case FI_CSWAP_LT:
-		memcpy(out, ab, dt_size(dt));
-		return c < t;
+		memcpy(out, ab, n);
+		return cmp3(dt, cb, tb) < 0;
 	case FI_CSWAP_GE:
-		memcpy(out, ab, dt_size(dt));
-		return c >= t;
+		memcpy(out, ab, n);
+		return cmp3(dt, cb, tb) >= 0;
 	case FI_CSWAP_GT:
-		memcpy(out, ab, dt_size(dt));
-		return c > t;
+		memcpy(out, ab, n);
+		return cmp3(dt, cb, tb) > 0;
 	case FI_MSWAP:
 		r = (uc & ua) | (~uc & ut);
-		memcpy(out, &r, dt_size(dt));
+		memcpy(out, &r, n);
 		return true;
 	default:
-		return false;
+		return false;	/* FI_ATOMIC_READ */
 	}
 }
 
 /* model_op into a scratch value; @out is written only if it changes. */
-static void model(enum fi_datatype dt, enum fi_op op, long double t,
-		  long double a, long double c, const void *tb, const void *ab,
-		  const void *cb, void *out)
+static void model(enum fi_datatype dt, enum fi_op op, const void *tb,
+		  const void *ab, const void *cb, void *out)
 {
 	uint8_t tmp[16];
 
-	if (model_op(dt, op, t, a, c, tb, ab, cb, tmp))
+	if (model_op(dt, op, tb, ab, cb, tmp))
 		memcpy(out, tmp, dt_size(dt));
 }
 
@@ -245,9 +262,8 @@ static void check_combo(struct atom_env *e, enum fi_datatype dt,
 	memcpy(before, tgt, NELEM * n);
 	memcpy(want, before, NELEM * n);
 	for (i = 0; i < NELEM; i++)
-		model(dt, op, get(dt, before + i * n), get(dt, opnd + i * n),
-		      get(dt, cmp + i * n), before + i * n, opnd + i * n,
-		      cmp + i * n, want + i * n);
+		model(dt, op, before + i * n, opnd + i * n, cmp + i * n,
+		      want + i * n);
 	memset(res, 0xee, sizeof(res));
 	switch (k) {
 	case K_WRITE:
