@@ -21,11 +21,14 @@ echo "== self RMA (8-byte), single process"
 echo
 echo "== barrier: gba (emulated device) vs MPI_Barrier (--mca btl self,vader)"
 printf "%4s %12s %12s %9s\n" np gba_us mpi_us speedup
+# forward the variables that are set (mpirun warns about unset ones)
+xenv=
+for v in FI_PROVIDER_PATH LD_LIBRARY_PATH GBA_DEVICE FI_GBA_DEVICE; do
+	eval "[ -n \"\${$v+x}\" ]" && xenv="$xenv -x $v"
+done
 for np in $nps; do
 	line=$($mpirun --allow-run-as-root --oversubscribe -np "$np" \
-		--mca pml ob1 --mca btl self,vader --bind-to none \
-		-x FI_PROVIDER_PATH -x LD_LIBRARY_PATH -x GBA_DEVICE \
-		-x FI_GBA_DEVICE \
+		--mca pml ob1 --mca btl self,vader --bind-to none $xenv \
 		"$dir/gba_bench_barrier" -I "$iters" | grep '^barrier ')
 	echo "$line" | sed 's/.*np=\([0-9]*\).*gba_us=\([0-9.]*\) mpi_us=\([0-9.]*\) speedup=\([0-9.]*\)/\1 \2 \3 \4/' |
 		awk '{ printf "%4s %12s %12s %8sx\n", $1, $2, $3, $4 }'
