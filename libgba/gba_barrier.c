@@ -198,6 +198,11 @@ static inline int group_poll(struct gba_group *grp, uint32_t seq,
 		 */
 		if (ret == -EPROTO && release_seq_reached(grp, seq))
 			return 1;
+		if (ret == -EPIPE) {
+			/* reported by another waiter: latch it, as if ours */
+			grp->lost = 1;
+			grp->lost_seq = seq;
+		}
 		if (ret)
 			return ret;
 	}

@@ -388,6 +388,40 @@ Test(mp, dead_peer_epipe_bounded)
 	munmap(sh, sizeof(*sh));
 }
 
+/*
+ * A lost peer found by another waiter (reported through ERROR_INFO) stays
+ * reported on every later poll of this member, not only on the polls
+ * that look at STATUS (the CI flake of dead_peer_epipe_bounded).
+ */
+Test(mp, lost_peer_found_by_another_waiter_sticks)
+{
+	struct gba_group *a, *b;
+	struct gba_dev *dev;
+	uint32_t sa, sb;
+	pid_t victim;
+	int k;
+
+	cr_assert_eq(gba_dev_open(gba_t_image("sticky"), &dev), 0);
+	a = gba_t_join(dev, 0xea, 3, 0);
+	b = gba_t_join(dev, 0xea, 3, 2);
+	victim = gba_t_fork();
+	if (victim == 0) {
+		struct gba_dev *dv;
+
+		child_join(&dv, 0xea, 3, 1);
+		_exit(C_OK);	/* dies attached, never arrives */
+	}
+	wait_children(&victim, 1);
+	sa = gba_group_arrive(a);
+	sb = gba_group_arrive(b);
+	cr_assert_eq(gba_group_wait(b, sb, 10000), -EPIPE);
+	for (k = 0; k < 40; k++)
+		cr_assert_eq(gba_group_test(a, sa), -EPIPE, "poll %d", k);
+	gba_group_leave(a);
+	gba_group_leave(b);
+	gba_dev_close(dev);
+}
+
 /* A peer that was released and exited is not reported as lost. */
 Test(mp, released_peer_exit_is_not_lost)
 {
