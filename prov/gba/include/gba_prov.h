@@ -122,24 +122,34 @@ extern struct gba_params gba_params;
 
 /* ---- Locks: real only when the domain's threading model needs them ---- */
 
+/*
+ * A test-and-test-and-set spin lock: one atomic exchange to take it and a
+ * plain release store to drop it when uncontended (a pthread mutex costs
+ * two atomic read-modify-writes).  Critical sections are short and never
+ * block; a waiter spins, then yields the CPU (gba_lock_contended), so
+ * more threads than cores still progress.
+ */
 struct gba_lock {
-	pthread_mutex_t mutex;
+	atomic_int locked;
 	bool enabled;
 };
 
 int gba_lock_init(struct gba_lock *lock, bool enabled);
 void gba_lock_destroy(struct gba_lock *lock);
+/* Slow path of gba_lock_acquire: wait until the lock is taken. */
+void gba_lock_contended(struct gba_lock *lock);
 
 static inline void gba_lock_acquire(struct gba_lock *lock)
 {
-	if (lock->enabled)
-		pthread_mutex_lock(&lock->mutex);
+	if (lock->enabled &&
+	    atomic_exchange_explicit(&lock->locked, 1, memory_order_acquire))
+		gba_lock_contended(lock);
 }
 
 static inline void gba_lock_release(struct gba_lock *lock)
 {
 	if (lock->enabled)
-		pthread_mutex_unlock(&lock->mutex);
+		atomic_store_explicit(&lock->locked, 0, memory_order_release);
 }
 
 /* ---- Wait objects (gba_wait.c) ---------------------------------------- */
