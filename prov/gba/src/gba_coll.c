@@ -127,6 +127,19 @@ static struct gba_mc *gba_mc_find(struct gba_ep *ep, fi_addr_t coll_addr)
 	return NULL;
 }
 
+/*
+ * ep->pending changes only under the endpoint lock (or in the single
+ * thread FI_THREAD_DOMAIN allows): a plain read-modify-write, no locked
+ * instruction.  Progress reads it without the lock (a hint).
+ */
+static inline void gba_ep_pending_add(struct gba_ep *ep, int n)
+{
+	atomic_store_explicit(
+		&ep->pending,
+		atomic_load_explicit(&ep->pending, memory_order_relaxed) + n,
+		memory_order_relaxed);
+}
+
 /* Arrive at the barrier at the head of @mc's queue.  Locked. */
 static void gba_mc_arrive(struct gba_mc *mc)
 {
@@ -189,6 +202,7 @@ static int gba_mc_poll(struct gba_mc *mc, struct gba_coll_done *done)
 	done->err = mc->error;
 	done->prov_errno = mc->prov_errno;
 	done->error_info = mc->error_info;
+	gba_ep_pending_add(mc->ep, -1);
 	mc->head++;
 	mc->in_flight = false;
 	if (mc->head != mc->tail && !mc->error)
@@ -196,15 +210,13 @@ static int gba_mc_poll(struct gba_mc *mc, struct gba_coll_done *done)
 	return 1;
 }
 
-/* Report the completions collected by progress or cancel. */
+/* Report the completions collected by progress or cancel (unlocked). */
 static void gba_coll_report(struct gba_ep *ep, struct gba_coll_done *done,
 			    size_t n)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		atomic_fetch_sub_explicit(&ep->pending, 1,
-					  memory_order_relaxed);
 		if (done[i].err)
 			gba_ep_tx_error(ep, GBA_CNTR_SEND, done[i].flags,
 					done[i].context, done[i].err,
@@ -281,7 +293,7 @@ static ssize_t gba_barrier_post(struct gba_ep *ep, fi_addr_t coll_addr,
 	op = &mc->ops[mc->tail++ % GBA_MC_QUEUE];
 	op->context = context;
 	op->flags = flags | FI_COLLECTIVE;
-	atomic_fetch_add_explicit(&ep->pending, 1, memory_order_relaxed);
+	gba_ep_pending_add(ep, 1);
 	if (!mc->in_flight && !mc->error)
 		gba_mc_arrive(mc);
 	gba_lock_release(&ep->lock);
@@ -397,6 +409,7 @@ ssize_t gba_coll_cancel(struct gba_ep *ep, void *context)
 			mc->ops[i % GBA_MC_QUEUE] =
 				mc->ops[(i + 1) % GBA_MC_QUEUE];
 		mc->tail--;
+		gba_ep_pending_add(ep, -1);
 		found = true;
 		break;
 	}
@@ -565,8 +578,7 @@ void gba_ep_close_mcs(struct gba_ep *ep)
 		mc = TAILQ_FIRST(&ep->mcs);
 		if (mc) {
 			TAILQ_REMOVE(&ep->mcs, mc, entry);
-			atomic_fetch_sub(&ep->pending,
-					 (int)(mc->tail - mc->head));
+			gba_ep_pending_add(ep, -(int)(mc->tail - mc->head));
 		}
 		gba_lock_release(&ep->lock);
 		if (!mc)
