@@ -49,7 +49,7 @@ static int one_barrier(struct ft_res *r, fi_addr_t coll,
 		       struct barrier_shared *sh, int rank,
 		       const struct ft_opts *o, long k)
 {
-	struct fi_triggered_context tctx = { 0 };
+	struct fi_triggered_context tctx = {0};
 	struct fi_cq_data_entry comp;
 	void *ctx = &sh->slot[rank];
 	int ret, i;
@@ -72,7 +72,7 @@ static int one_barrier(struct ft_res *r, fi_addr_t coll,
 					      "before its threshold",
 					      -FI_EOTHER);
 		atomic_store(&sh->slot[rank], k);
-		FT_CHECK(fi_cntr_add(r->cntr, 1));	/* fires it */
+		FT_CHECK(fi_cntr_add(r->cntr, 1)); /* fires it */
 	} else {
 		atomic_store(&sh->slot[rank], k);
 		FT_CHECK(fi_barrier(r->ep, coll, ctx));
@@ -88,7 +88,7 @@ static int one_barrier(struct ft_res *r, fi_addr_t coll,
 static int barrier_child(int rank, void *shared, const struct ft_opts *o)
 {
 	struct barrier_shared *sh = shared;
-	struct fi_av_set_attr attr = { 0 };
+	struct fi_av_set_attr attr = {0};
 	struct fid_av_set *set;
 	struct fid_mc *mc;
 	struct ft_res r;
@@ -116,14 +116,15 @@ static int barrier_child(int rank, void *shared, const struct ft_opts *o)
 	for (k = 1; k <= o->iters; k++) {
 		ret = one_barrier(&r, fi_mc_addr(mc), sh, rank, o, k);
 		if (ret) {
-			fprintf(stderr, "fi_gba_barrier[%d]: barrier %ld "
-				"failed\n", rank, k);
+			fprintf(stderr,
+				"fi_gba_barrier[%d]: barrier %ld "
+				"failed\n",
+				rank, k);
 			return ret;
 		}
 	}
 	us = (ft_now_us() - t0) / (o->iters ? (double)o->iters : 1.0);
-	if (fi_cntr_read(r.cntr) !=
-	    (uint64_t)o->iters * (o->triggered ? 2 : 1))
+	if (fi_cntr_read(r.cntr) != (uint64_t)o->iters * (o->triggered ? 2 : 1))
 		return ft_err("FI_SEND counter", -FI_EOTHER);
 	FT_CHECK(fi_close(&mc->fid));
 	FT_CHECK(fi_close(&set->fid));
@@ -138,8 +139,8 @@ static int barrier_child(int rank, void *shared, const struct ft_opts *o)
 
 int main(int argc, char **argv)
 {
-	struct ft_opts o = { .prov = "gba", .iters = 1000, .nprocs = 2,
-			     .timeout_s = 120 };
+	struct ft_opts o = {
+		.prov = "gba", .iters = 1000, .nprocs = 2, .timeout_s = 120};
 
 	ft_parse(argc, argv, &o, "fi_gba_barrier",
 		 "  -r <us>         random delay bound before arrivals\n"

@@ -30,8 +30,8 @@ static int barrier_ok(struct ft_res *r, struct fid_mc *mc, int timeout_ms)
 
 	FT_CHECK(fi_barrier(r->ep, fi_mc_addr(mc), mc));
 	FT_CHECK(ft_wait_comp(r, &comp, timeout_ms));
-	return comp.op_context == mc ? 0 : ft_err("barrier context",
-						  -FI_EOTHER);
+	return comp.op_context == mc ? 0
+				     : ft_err("barrier context", -FI_EOTHER);
 }
 
 /* 32 groups, the 33rd refused, one freed and reused. */
@@ -64,15 +64,15 @@ static int check_groups(struct ft_res *r, struct fid_av_set *self_set,
 /* A set of @n members: this endpoint plus made-up addresses. */
 static int make_big_set(struct ft_res *r, size_t n, struct fid_av_set **set)
 {
-	struct fi_av_set_attr attr = { .start_addr = FI_ADDR_NOTAVAIL,
-				       .end_addr = FI_ADDR_NOTAVAIL };
+	struct fi_av_set_attr attr = {.start_addr = FI_ADDR_NOTAVAIL,
+				      .end_addr = FI_ADDR_NOTAVAIL};
 	struct gba_addr self, a;
 	size_t len = sizeof(self), i;
 	fi_addr_t fa;
 
 	FT_CHECK(fi_getname(&r->ep->fid, &self, &len));
 	FT_CHECK(fi_av_set(r->av, &attr, set, NULL));
-	FT_CHECK(fi_av_set_insert(*set, 0));	/* this endpoint */
+	FT_CHECK(fi_av_set_insert(*set, 0)); /* this endpoint */
 	for (i = 1; i < n; i++) {
 		a = self;
 		a.ep_id = self.ep_id + 1000000 + (uint32_t)i;
@@ -104,9 +104,9 @@ static int check_members(struct ft_res *r)
 
 static int exhaust_run(const struct ft_opts *o)
 {
-	struct fi_collective_attr cattr = { .op = FI_NOOP };
-	struct fi_av_set_attr attr = { .count = 1, .start_addr = 0,
-				       .end_addr = 0, .stride = 1 };
+	struct fi_collective_attr cattr = {.op = FI_NOOP};
+	struct fi_av_set_attr attr = {
+		.count = 1, .start_addr = 0, .end_addr = 0, .stride = 1};
 	struct fid_av_set *self_set;
 	struct ft_res r;
 	size_t len = FT_NAME_LEN;
@@ -141,8 +141,8 @@ static int exhaust_run(const struct ft_opts *o)
 
 int main(int argc, char **argv)
 {
-	struct ft_opts o = { .prov = "gba", .iters = 1, .nprocs = 1,
-			     .timeout_s = 60 };
+	struct ft_opts o = {
+		.prov = "gba", .iters = 1, .nprocs = 1, .timeout_s = 60};
 	char image[64], dev[80];
 	int ret;
 

@@ -22,7 +22,7 @@ struct self_env {
 	struct fid_mr *mr;
 	uint8_t *region, *src, *dst;
 	uint64_t key;
-	uint64_t ops;		/* completions the counter must have seen */
+	uint64_t ops; /* completions the counter must have seen */
 	int timeout_ms;
 };
 
@@ -50,8 +50,10 @@ static int bytes_ok(const void *a, const void *b, size_t n, const char *what,
 		    size_t size)
 {
 	if (memcmp(a, b, n)) {
-		fprintf(stderr, "fi_gba_self_rma: %s of %zu bytes: data "
-			"mismatch\n", what, size);
+		fprintf(stderr,
+			"fi_gba_self_rma: %s of %zu bytes: data "
+			"mismatch\n",
+			what, size);
 		return -FI_EOTHER;
 	}
 	return 0;
@@ -61,12 +63,13 @@ static int bytes_ok(const void *a, const void *b, size_t n, const char *what,
 static int rma_size(struct self_env *e, size_t n, unsigned seed)
 {
 	uint64_t base = (uint64_t)(uintptr_t)e->region;
-	struct iovec iov[2] = { { e->src, n / 2 }, { e->src + n / 2,
-						      n - n / 2 } };
-	struct fi_rma_iov rma = { base, n, e->key };
-	struct fi_msg_rma msg = { .msg_iov = iov, .iov_count = 2,
-				  .addr = 0, .rma_iov = &rma,
-				  .rma_iov_count = 1 };
+	struct iovec iov[2] = {{e->src, n / 2}, {e->src + n / 2, n - n / 2}};
+	struct fi_rma_iov rma = {base, n, e->key};
+	struct fi_msg_rma msg = {.msg_iov = iov,
+				 .iov_count = 2,
+				 .addr = 0,
+				 .rma_iov = &rma,
+				 .rma_iov_count = 1};
 	int ctx;
 
 	fill(e->src, n, seed);
@@ -101,11 +104,9 @@ static int rma_size(struct self_env *e, size_t n, unsigned seed)
 
 	if (n <= e->r.info->tx_attr->inject_size) {
 		fill(e->src, n, seed + 3);
-		FT_CHECK(fi_inject_write(e->r.ep, e->src, n, 0, base,
-					 e->key));
-		e->ops++;	/* counted, no CQ entry */
-		FT_CHECK(bytes_ok(e->region, e->src, n, "fi_inject_write",
-				  n));
+		FT_CHECK(fi_inject_write(e->r.ep, e->src, n, 0, base, e->key));
+		e->ops++; /* counted, no CQ entry */
+		FT_CHECK(bytes_ok(e->region, e->src, n, "fi_inject_write", n));
 	}
 	return 0;
 }
@@ -130,16 +131,14 @@ static int atomics(struct self_env *e)
 		return ft_err("fi_fetch_atomic FI_SUM", -FI_EOTHER);
 	cmp = 20;
 	v = 99;
-	FT_CHECK(fi_compare_atomic(e->r.ep, &v, 1, NULL, &cmp, NULL, &res,
-				   NULL, 0, base, e->key, FI_UINT64, FI_CSWAP,
-				   &ctx));
+	FT_CHECK(fi_compare_atomic(e->r.ep, &v, 1, NULL, &cmp, NULL, &res, NULL,
+				   0, base, e->key, FI_UINT64, FI_CSWAP, &ctx));
 	FT_CHECK(comp_ok(e, &ctx, FI_ATOMIC | FI_READ));
 	if (res != 20 || t[0] != 99)
 		return ft_err("fi_compare_atomic FI_CSWAP", -FI_EOTHER);
-	cmp = 1;	/* no match: unchanged */
-	FT_CHECK(fi_compare_atomic(e->r.ep, &v, 1, NULL, &cmp, NULL, &res,
-				   NULL, 0, base, e->key, FI_UINT64, FI_CSWAP,
-				   &ctx));
+	cmp = 1; /* no match: unchanged */
+	FT_CHECK(fi_compare_atomic(e->r.ep, &v, 1, NULL, &cmp, NULL, &res, NULL,
+				   0, base, e->key, FI_UINT64, FI_CSWAP, &ctx));
 	FT_CHECK(comp_ok(e, &ctx, FI_ATOMIC | FI_READ));
 	if (res != 99 || t[0] != 99)
 		return ft_err("fi_compare_atomic no match", -FI_EOTHER);
@@ -149,14 +148,16 @@ static int atomics(struct self_env *e)
 /* A triggered write lands exactly when its counter reaches 2. */
 static int triggered(struct self_env *e, struct fid_cntr *trig)
 {
-	struct fi_triggered_context tctx = { .event_type =
-						     FI_TRIGGER_THRESHOLD };
-	struct iovec iov = { e->src, 256 };
-	struct fi_rma_iov rma = { (uint64_t)(uintptr_t)e->region + 4096, 256,
-				  e->key };
-	struct fi_msg_rma msg = { .msg_iov = &iov, .iov_count = 1, .addr = 0,
-				  .rma_iov = &rma, .rma_iov_count = 1,
-				  .context = &tctx };
+	struct fi_triggered_context tctx = {.event_type = FI_TRIGGER_THRESHOLD};
+	struct iovec iov = {e->src, 256};
+	struct fi_rma_iov rma = {(uint64_t)(uintptr_t)e->region + 4096, 256,
+				 e->key};
+	struct fi_msg_rma msg = {.msg_iov = &iov,
+				 .iov_count = 1,
+				 .addr = 0,
+				 .rma_iov = &rma,
+				 .rma_iov_count = 1,
+				 .context = &tctx};
 
 	tctx.trigger.threshold.cntr = trig;
 	tctx.trigger.threshold.threshold = fi_cntr_read(trig) + 2;
@@ -174,8 +175,8 @@ static int triggered(struct self_env *e, struct fid_cntr *trig)
 
 static int self_run(const struct ft_opts *o)
 {
-	struct fi_cntr_attr cattr = { .events = FI_CNTR_EVENTS_COMP };
-	struct self_env e = { .timeout_ms = o->timeout_s * 1000 };
+	struct fi_cntr_attr cattr = {.events = FI_CNTR_EVENTS_COMP};
+	struct self_env e = {.timeout_ms = o->timeout_s * 1000};
 	struct fid_cntr *trig;
 	size_t len = FT_NAME_LEN, n, sizes = 0;
 	char name[FT_NAME_LEN];
@@ -225,8 +226,8 @@ static int self_run(const struct ft_opts *o)
 
 int main(int argc, char **argv)
 {
-	struct ft_opts o = { .prov = "gba", .iters = 1, .nprocs = 1,
-			     .timeout_s = 60 };
+	struct ft_opts o = {
+		.prov = "gba", .iters = 1, .nprocs = 1, .timeout_s = 60};
 
 	ft_parse(argc, argv, &o, "fi_gba_self_rma", NULL);
 	return self_run(&o) ? 1 : 0;

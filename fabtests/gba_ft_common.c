@@ -109,7 +109,7 @@ static void ft_kill_all(const pid_t *pids, int n)
 int ft_fork_run(const struct ft_opts *o, size_t size,
 		int (*child)(int rank, void *shared, const struct ft_opts *o))
 {
-	pid_t pids[FT_MAX_PROCS] = { 0 }, pid;
+	pid_t pids[FT_MAX_PROCS] = {0}, pid;
 	int i, st, left = o->nprocs, ret = 0;
 	uint64_t deadline = ft_now_ms() + (uint64_t)o->timeout_s * 1000;
 	void *shared;
@@ -134,8 +134,9 @@ int ft_fork_run(const struct ft_opts *o, size_t size,
 			fflush(stderr);
 
 			if (r)
-				atomic_store(&((struct ft_shared *)shared)
-						      ->failed, 1);
+				atomic_store(
+					&((struct ft_shared *)shared)->failed,
+					1);
 			_exit(r ? 1 : 0);
 		}
 	}
@@ -169,10 +170,10 @@ int ft_fork_run(const struct ft_opts *o, size_t size,
 					"%s: process %d %s %d: stopping the "
 					"others\n",
 					ft_prog, (int)pid,
-					WIFEXITED(st) ? "exited with" :
-							"killed by signal",
-					WIFEXITED(st) ? WEXITSTATUS(st) :
-							WTERMSIG(st));
+					WIFEXITED(st) ? "exited with"
+						      : "killed by signal",
+					WIFEXITED(st) ? WEXITSTATUS(st)
+						      : WTERMSIG(st));
 			ret = 1;
 			ft_kill_all(pids, o->nprocs);
 		}
@@ -184,11 +185,10 @@ int ft_fork_run(const struct ft_opts *o, size_t size,
 int ft_open(struct ft_res *r, const char *prov, uint64_t caps)
 {
 	struct fi_info *hints = fi_allocinfo();
-	struct fi_eq_attr eq_attr = { .size = 64, .wait_obj = FI_WAIT_UNSPEC };
-	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_DATA,
-				      .size = 4096 };
-	struct fi_cntr_attr cntr_attr = { .events = FI_CNTR_EVENTS_COMP };
-	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct fi_eq_attr eq_attr = {.size = 64, .wait_obj = FI_WAIT_UNSPEC};
+	struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_DATA, .size = 4096};
+	struct fi_cntr_attr cntr_attr = {.events = FI_CNTR_EVENTS_COMP};
+	struct fi_av_attr av_attr = {.type = FI_AV_TABLE};
 	int ret;
 
 	memset(r, 0, sizeof(*r));
@@ -196,8 +196,8 @@ int ft_open(struct ft_res *r, const char *prov, uint64_t caps)
 		return ft_err("fi_allocinfo", -FI_ENOMEM);
 	hints->caps = caps;
 	hints->ep_attr->type = FI_EP_RDM;
-	hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
-				      FI_MR_PROV_KEY;
+	hints->domain_attr->mr_mode =
+		FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
 	hints->fabric_attr->prov_name = strdup(prov);
 	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &r->info);
 	fi_freeinfo(hints);
@@ -213,8 +213,8 @@ int ft_open(struct ft_res *r, const char *prov, uint64_t caps)
 	FT_CHECK(fi_ep_bind(r->ep, &r->eq->fid, 0));
 	FT_CHECK(fi_ep_bind(r->ep, &r->av->fid, 0));
 	FT_CHECK(fi_ep_bind(r->ep, &r->cq->fid, FI_TRANSMIT | FI_RECV));
-	FT_CHECK(fi_ep_bind(r->ep, &r->cntr->fid,
-			    FI_SEND | FI_WRITE | FI_READ));
+	FT_CHECK(
+		fi_ep_bind(r->ep, &r->cntr->fid, FI_SEND | FI_WRITE | FI_READ));
 	FT_CHECK(fi_enable(r->ep));
 	return 0;
 }
@@ -272,8 +272,7 @@ int ft_join(struct ft_res *r, struct fid_av_set *set, struct fid_mc **mc)
 	uint32_t event;
 	ssize_t n;
 
-	FT_CHECK(fi_join_collective(r->ep, FI_ADDR_NOTAVAIL, set, 0, mc,
-				    NULL));
+	FT_CHECK(fi_join_collective(r->ep, FI_ADDR_NOTAVAIL, set, 0, mc, NULL));
 	n = fi_eq_sread(r->eq, &event, &entry, sizeof(entry), 10000, 0);
 	if (n != sizeof(entry) || event != FI_JOIN_COMPLETE ||
 	    entry.fid != &(*mc)->fid)

@@ -30,13 +30,13 @@
 #define FT_NAME_LEN 64
 
 struct ft_opts {
-	const char *prov;	/* -p, default "gba" */
-	long iters;		/* -I */
-	int nprocs;		/* -n */
-	int timeout_s;		/* -T: whole run */
-	int delay_us;		/* -r: random delay bound */
-	bool triggered;		/* -t */
-	bool verbose;		/* -v */
+	const char *prov; /* -p, default "gba" */
+	long iters;	  /* -I */
+	int nprocs;	  /* -n */
+	int timeout_s;	  /* -T: whole run */
+	int delay_us;	  /* -r: random delay bound */
+	bool triggered;	  /* -t */
+	bool verbose;	  /* -v */
 };
 
 /*
@@ -75,7 +75,7 @@ struct ft_res {
 	struct fid_cq *cq;
 	struct fid_av *av;
 	struct fid_ep *ep;
-	struct fid_cntr *cntr;	/* bound FI_SEND | FI_WRITE | FI_READ */
+	struct fid_cntr *cntr; /* bound FI_SEND | FI_WRITE | FI_READ */
 };
 
 /*
@@ -110,11 +110,11 @@ double ft_now_us(void);
 /* Print "<prog>: <call>: <err>" and return @ret (negative). */
 int ft_err(const char *what, int ret);
 
-#define FT_CHECK(call)                                                       \
-	do {                                                                 \
-		int ret_ = (int)(call);                                      \
-		if (ret_)                                                    \
-			return ft_err(#call, ret_);                          \
+#define FT_CHECK(call)                                                         \
+	do {                                                                   \
+		int ret_ = (int)(call);                                        \
+		if (ret_)                                                      \
+			return ft_err(#call, ret_);                            \
 	} while (0)
 
 #endif

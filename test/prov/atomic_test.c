@@ -21,12 +21,10 @@
 TestSuite(atomic, .init = prov_setup, .fini = prov_teardown, .timeout = 60);
 
 enum kind { K_WRITE, K_FETCH, K_CMP };
-static const uint64_t kind_flags[] = { 0, FI_FETCH_ATOMIC,
-				       FI_COMPARE_ATOMIC };
+static const uint64_t kind_flags[] = {0, FI_FETCH_ATOMIC, FI_COMPARE_ATOMIC};
 
 /* The documented support table, written independently of the provider. */
-static bool expected_support(enum fi_datatype dt, enum fi_op op,
-			     enum kind k)
+static bool expected_support(enum fi_datatype dt, enum fi_op op, enum kind k)
 {
 	bool is_int = dt <= FI_UINT64;
 	bool is_float = dt == FI_FLOAT || dt == FI_DOUBLE;
@@ -51,7 +49,7 @@ static bool expected_support(enum fi_datatype dt, enum fi_op op,
 
 static size_t dt_size(enum fi_datatype dt)
 {
-	static const size_t s[] = { 1, 1, 2, 2, 4, 4, 8, 8, 4, 8 };
+	static const size_t s[] = {1, 1, 2, 2, 4, 4, 8, 8, 4, 8};
 
 	return dt <= FI_DOUBLE ? s[dt] : 0;
 }
@@ -112,7 +110,7 @@ static int cmp3(enum fi_datatype dt, const void *x, const void *y)
 /* Logical truth of an element. */
 static bool truth(enum fi_datatype dt, const void *x)
 {
-	uint8_t zero[8] = { 0 };
+	uint8_t zero[8] = {0};
 
 	return cmp3(dt, x, zero) != 0;
 }
@@ -201,7 +199,7 @@ static bool model_op(enum fi_datatype dt, enum fi_op op, const void *tb,
 		memcpy(out, &r, n);
 		return true;
 	default:
-		return false;	/* FI_ATOMIC_READ */
+		return false; /* FI_ATOMIC_READ */
 	}
 }
 
@@ -228,7 +226,8 @@ static void atom_open(struct atom_env *e, uint64_t access)
 	e->t.self = insert_name(e->t.av, e->t.ep);
 	memset(e->region, 0, sizeof(e->region));
 	cr_assert_eq(fi_mr_reg(t_domain, e->region, sizeof(e->region), access,
-			       0, 0, 0, &e->mr, NULL), 0);
+			       0, 0, 0, &e->mr, NULL),
+		     0);
 	e->key = fi_mr_key(e->mr);
 }
 
@@ -241,11 +240,11 @@ static void atom_close(struct atom_env *e)
 #define NELEM 2
 
 /* Run one combination through the verb of @k and check it. */
-static void check_combo(struct atom_env *e, enum fi_datatype dt,
-			enum fi_op op, enum kind k)
+static void check_combo(struct atom_env *e, enum fi_datatype dt, enum fi_op op,
+			enum kind k)
 {
-	static const long double tv[NELEM] = { 5, -3 }, av[NELEM] = { 7, 2 },
-				 cv[NELEM] = { 5, 9 };
+	static const long double tv[NELEM] = {5, -3}, av[NELEM] = {7, 2},
+				 cv[NELEM] = {5, 9};
 	uint8_t opnd[16], cmp[16], res[16], before[16], want[16];
 	size_t n = dt_size(dt), i;
 	struct fi_cq_data_entry c;
@@ -256,8 +255,8 @@ static void check_combo(struct atom_env *e, enum fi_datatype dt,
 	for (i = 0; i < NELEM; i++) {
 		put(dt, tgt + i * n, tv[i]);
 		put(dt, opnd + i * n, av[i]);
-		put(dt, cmp + i * n, dt <= FI_UINT64 && op == FI_MSWAP ?
-					     0x0f : cv[i]);
+		put(dt, cmp + i * n,
+		    dt <= FI_UINT64 && op == FI_MSWAP ? 0x0f : cv[i]);
 	}
 	memcpy(before, tgt, NELEM * n);
 	memcpy(want, before, NELEM * n);
@@ -299,7 +298,7 @@ Test(atomic, every_datatype_op_and_kind)
 	struct atom_env e;
 	size_t count, checked = 0;
 	int dt, op, k, ret;
-	uint8_t buf[16] = { 0 };
+	uint8_t buf[16] = {0};
 
 	atom_open(&e, FI_REMOTE_READ | FI_REMOTE_WRITE);
 	for (dt = FI_INT8; dt <= FI_LONG_DOUBLE_COMPLEX; dt++) {
@@ -313,14 +312,12 @@ Test(atomic, every_datatype_op_and_kind)
 					     "query %d/%d/%d: %d", dt, op, k,
 					     ret);
 				ret = k == K_WRITE ? fi_atomicvalid(e.t.ep, dt,
-								    op, &count) :
-				      k == K_FETCH ?
-						     fi_fetch_atomicvalid(e.t.ep,
-									  dt, op,
-									  &count) :
-						     fi_compare_atomicvalid(e.t.ep,
-									    dt, op,
-									    &count);
+								    op, &count)
+				      : k == K_FETCH
+					      ? fi_fetch_atomicvalid(e.t.ep, dt,
+								     op, &count)
+					      : fi_compare_atomicvalid(
+							e.t.ep, dt, op, &count);
 				cr_assert_eq(ret, want ? 0 : -FI_EOPNOTSUPP);
 				if (!want) {
 					/* refused, memory untouched */
@@ -363,8 +360,9 @@ Test(atomic, every_datatype_op_and_kind)
 	cr_expect_gt(checked, 150, "only %zu combinations ran", checked);
 	cr_expect_eq(fi_query_atomic(t_domain, FI_INT32, FI_SUM, NULL, 0),
 		     -FI_EINVAL);
-	cr_expect_eq(fi_query_atomic(t_domain, FI_INT32, FI_SUM, &attr,
-				     FI_TAGGED), -FI_EINVAL);
+	cr_expect_eq(
+		fi_query_atomic(t_domain, FI_INT32, FI_SUM, &attr, FI_TAGGED),
+		-FI_EINVAL);
 	atom_close(&e);
 }
 
@@ -391,7 +389,7 @@ static void *sum_thread(void *p)
 Test(atomic, concurrent_sums_are_atomic)
 {
 	struct atom_env e;
-	struct sum_arg arg = { &e, 100000 };
+	struct sum_arg arg = {&e, 100000};
 	pthread_t th[4];
 	int i;
 
@@ -414,12 +412,13 @@ Test(atomic, errors)
 
 	atom_open(&e, FI_REMOTE_READ | FI_REMOTE_WRITE);
 	cr_expect_eq(fi_atomic(e.t.ep, &v, 0, NULL, e.t.self,
-			       (uint64_t)(uintptr_t)e.region, e.key,
-			       FI_UINT64, FI_SUM, &ctx), -FI_EINVAL, "count 0");
+			       (uint64_t)(uintptr_t)e.region, e.key, FI_UINT64,
+			       FI_SUM, &ctx),
+		     -FI_EINVAL, "count 0");
 	cr_expect_eq(fi_atomic(e.t.ep, &v, 1, NULL, e.t.self,
-			       (uint64_t)(uintptr_t)e.region, e.key,
-			       FI_UINT64, FI_CSWAP, &ctx), -FI_EOPNOTSUPP,
-		     "compare op through fi_atomic");
+			       (uint64_t)(uintptr_t)e.region, e.key, FI_UINT64,
+			       FI_CSWAP, &ctx),
+		     -FI_EOPNOTSUPP, "compare op through fi_atomic");
 	cr_expect_eq(fi_atomic(e.t.ep, &v, 1, NULL, e.t.self,
 			       (uint64_t)(uintptr_t)e.region, e.key,
 			       FI_DOUBLE_COMPLEX, FI_SUM, &ctx),
@@ -427,21 +426,24 @@ Test(atomic, errors)
 	/* misaligned target and bad key complete in error */
 	cr_assert_eq(fi_atomic(e.t.ep, &v, 1, NULL, e.t.self,
 			       (uint64_t)(uintptr_t)e.region + 1, e.key,
-			       FI_UINT64, FI_SUM, &ctx), 0);
+			       FI_UINT64, FI_SUM, &ctx),
+		     0);
 	cr_assert_eq(fi_cq_read(e.t.cq, &c, 1), -FI_EAVAIL);
 	memset(&ee, 0, sizeof(ee));
 	cr_assert_eq(fi_cq_readerr(e.t.cq, &ee, 0), 1);
 	cr_expect_eq(ee.err, FI_EINVAL);
 	cr_assert_eq(fi_fetch_atomic(e.t.ep, &v, 1, NULL, &r, NULL, e.t.self,
 				     (uint64_t)(uintptr_t)e.region, e.key + 7,
-				     FI_UINT64, FI_SUM, &ctx), 0);
+				     FI_UINT64, FI_SUM, &ctx),
+		     0);
 	cr_assert_eq(fi_cq_readerr(e.t.cq, &ee, 0), 1);
 	cr_expect_eq(ee.err, FI_EKEYREJECTED);
 	/* an atomic needs write access even to fetch */
 	atom_open(&ro, FI_REMOTE_READ);
-	cr_assert_eq(fi_fetch_atomic(ro.t.ep, &v, 1, NULL, &r, NULL,
-				     ro.t.self, (uint64_t)(uintptr_t)ro.region,
-				     ro.key, FI_UINT64, FI_SUM, &ctx), 0);
+	cr_assert_eq(fi_fetch_atomic(ro.t.ep, &v, 1, NULL, &r, NULL, ro.t.self,
+				     (uint64_t)(uintptr_t)ro.region, ro.key,
+				     FI_UINT64, FI_SUM, &ctx),
+		     0);
 	cr_assert_eq(fi_cq_readerr(ro.t.cq, &ee, 0), 1);
 	cr_expect_eq(ee.err, FI_EACCES);
 	cr_assert_eq(fi_fetch_atomic(ro.t.ep, NULL, 1, NULL, &r, NULL,
@@ -455,9 +457,9 @@ Test(atomic, errors)
 
 Test(atomic, inject_and_triggered)
 {
-	struct fi_cntr_attr cattr = { .events = FI_CNTR_EVENTS_COMP };
-	struct fi_triggered_context tctx = { 0 };
-	struct fi_msg_atomic msg = { 0 };
+	struct fi_cntr_attr cattr = {.events = FI_CNTR_EVENTS_COMP};
+	struct fi_triggered_context tctx = {0};
+	struct fi_msg_atomic msg = {0};
 	struct fi_rma_ioc rma;
 	struct fi_ioc ioc, resv, cmpv;
 	struct fi_cq_data_entry c;
@@ -468,7 +470,8 @@ Test(atomic, inject_and_triggered)
 	atom_open(&e, FI_REMOTE_READ | FI_REMOTE_WRITE);
 	cr_assert_eq(fi_inject_atomic(e.t.ep, &v, 1, e.t.self,
 				      (uint64_t)(uintptr_t)e.region, e.key,
-				      FI_UINT64, FI_SUM), 0);
+				      FI_UINT64, FI_SUM),
+		     0);
 	cr_expect_eq(e.region[0], 3);
 	cr_expect_eq(fi_cq_read(e.t.cq, &c, 1), -FI_EAGAIN, "inject: no CQE");
 
@@ -496,7 +499,8 @@ Test(atomic, inject_and_triggered)
 	resv.addr = &result;
 	resv.count = 1;
 	cr_assert_eq(fi_compare_atomicmsg(e.t.ep, &msg, &cmpv, NULL, 1, &resv,
-					  NULL, 1, FI_TRIGGER), 0);
+					  NULL, 1, FI_TRIGGER),
+		     0);
 	cr_expect_eq(e.region[0], 3, "fired early");
 	cr_expect_eq(fi_cq_read(e.t.cq, &c, 1), -FI_EAGAIN);
 	cr_assert_eq(fi_cntr_add(trig, 1), 0);

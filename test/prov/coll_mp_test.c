@@ -58,11 +58,10 @@ static void fork_child(struct fork_shared *sh)
 	while (!sh->parent_joined)
 		usleep(100);
 	if (fi_join_collective(t.ep, FI_ADDR_NOTAVAIL, set, 0, &mc, NULL) ||
-	    fi_eq_read(t.eq, &event, &entry, sizeof(entry), 0) !=
-		    sizeof(entry))
+	    fi_eq_read(t.eq, &event, &entry, sizeof(entry), 0) != sizeof(entry))
 		_exit(4);
 	sh->child_joined = 1;
-	_exit(0);	/* dies attached, never arrives */
+	_exit(0); /* dies attached, never arrives */
 }
 
 Test(coll, member_process_dies)
@@ -96,16 +95,13 @@ Test(coll, member_process_dies)
 		cr_assert_lt(prov_now_ms() - t0, 10000, "child not ready");
 		usleep(100);
 	}
-	cr_assert_eq(fi_av_insert(t.av, sh->name[0], 1, &addrs[0], 0, NULL),
-		     1);
-	cr_assert_eq(fi_av_insert(t.av, sh->name[1], 1, &addrs[1], 0, NULL),
-		     1);
+	cr_assert_eq(fi_av_insert(t.av, sh->name[0], 1, &addrs[0], 0, NULL), 1);
+	cr_assert_eq(fi_av_insert(t.av, sh->name[1], 1, &addrs[1], 0, NULL), 1);
 	set = make_set(t.av, addrs, 2);
 	mc = join(&t, set, NULL);
 	sh->parent_joined = 1;
 	cr_assert_eq(waitpid(pid, &st, 0), pid);
-	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d",
-		  st);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d", st);
 	cr_assert(sh->child_joined);
 
 	t0 = prov_now_ms();

@@ -38,7 +38,7 @@ Test(coll, query)
 
 Test(coll, join_arguments)
 {
-	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct fi_av_attr av_attr = {.type = FI_AV_TABLE};
 	struct fid_av_set *set, *other_set;
 	struct fi_collective_addr caddr;
 	struct fid_ep *bare;
@@ -53,10 +53,12 @@ Test(coll, join_arguments)
 	peer = insert_name(a.av, b.ep);
 	set = make_set(a.av, &self, 1);
 
-	cr_expect_eq(fi_join_collective(a.ep, FI_ADDR_NOTAVAIL, set, 0, NULL,
-					NULL), -FI_EINVAL);
+	cr_expect_eq(
+		fi_join_collective(a.ep, FI_ADDR_NOTAVAIL, set, 0, NULL, NULL),
+		-FI_EINVAL);
 	cr_expect_eq(fi_join_collective(a.ep, FI_ADDR_NOTAVAIL, set, FI_SEND,
-					&mc, NULL), -FI_EBADFLAGS);
+					&mc, NULL),
+		     -FI_EBADFLAGS);
 	caddr.set = set;
 	caddr.coll_addr = FI_ADDR_NOTAVAIL;
 	cr_expect_eq(fi_join(a.ep, &caddr, 0, &mc, NULL), -FI_ENOSYS,
@@ -64,19 +66,23 @@ Test(coll, join_arguments)
 	/* the endpoint must be a member */
 	other_set = make_set(a.av, &peer, 1);
 	cr_expect_eq(fi_join_collective(a.ep, FI_ADDR_NOTAVAIL, other_set, 0,
-					&mc, NULL), -FI_EINVAL);
+					&mc, NULL),
+		     -FI_EINVAL);
 	/* the set must be on the endpoint's AV */
-	cr_expect_eq(fi_join_collective(b.ep, FI_ADDR_NOTAVAIL, set, 0, &mc,
-					NULL), -FI_EINVAL);
+	cr_expect_eq(
+		fi_join_collective(b.ep, FI_ADDR_NOTAVAIL, set, 0, &mc, NULL),
+		-FI_EINVAL);
 	/* no EQ bound: the join cannot complete */
 	cr_assert_eq(fi_endpoint(t_domain, t_info, &bare, NULL), 0);
 	cr_assert_eq(fi_av_open(t_domain, &av_attr, &av2, NULL), 0);
 	cr_assert_eq(fi_ep_bind(bare, &av2->fid, 0), 0);
-	cr_expect_eq(fi_join_collective(bare, FI_ADDR_NOTAVAIL, set, 0, &mc,
-					NULL), -FI_EOPBADSTATE, "not enabled");
+	cr_expect_eq(
+		fi_join_collective(bare, FI_ADDR_NOTAVAIL, set, 0, &mc, NULL),
+		-FI_EOPBADSTATE, "not enabled");
 	cr_assert_eq(fi_enable(bare), 0);
-	cr_expect_eq(fi_join_collective(bare, FI_ADDR_NOTAVAIL, set, 0, &mc,
-					NULL), -FI_ENOEQ);
+	cr_expect_eq(
+		fi_join_collective(bare, FI_ADDR_NOTAVAIL, set, 0, &mc, NULL),
+		-FI_ENOEQ);
 	/* barrier on something that is not a joined collective */
 	cr_expect_eq(fi_barrier(a.ep, 12345, NULL), -FI_EINVAL);
 	cr_expect_eq(fi_barrier2(a.ep, 12345, FI_SEND, NULL), -FI_EBADFLAGS);
@@ -109,10 +115,11 @@ Test(coll, members_limit)
 		cr_assert_eq(fi_av_insert(t.av, &addr, 1, &a[i], 0, NULL), 1);
 	}
 	set = make_set(t.av, a, 709);
-	cr_expect_eq(fi_join_collective(t.ep, FI_ADDR_NOTAVAIL, set, 0, &mc,
-					NULL), -FI_EINVAL, "709 members");
+	cr_expect_eq(
+		fi_join_collective(t.ep, FI_ADDR_NOTAVAIL, set, 0, &mc, NULL),
+		-FI_EINVAL, "709 members");
 	cr_expect_eq(fi_av_set_remove(set, a[708]), 0);
-	mc = join(&t, set, NULL);	/* 708: fits */
+	mc = join(&t, set, NULL); /* 708: fits */
 	cr_expect_eq(fi_close(&mc->fid), 0);
 	cr_expect_eq(fi_close(&set->fid), 0);
 	tep_close(&t, true);
@@ -132,7 +139,8 @@ Test(coll, group_exhaustion)
 	for (i = 0; i < 32; i++)
 		mc[i] = join(&t, set, &mc[i]);
 	cr_expect_eq(fi_join_collective(t.ep, FI_ADDR_NOTAVAIL, set, 0, &mc[32],
-					NULL), -FI_ENOSPC, "33rd group");
+					NULL),
+		     -FI_ENOSPC, "33rd group");
 	for (i = 0; i < 32; i++) {
 		cr_assert_eq(fi_barrier(t.ep, fi_mc_addr(mc[i]), &mc[i]), 0);
 		cr_assert_eq(poll_cq(t.cq, 1000, &e), 1);
@@ -258,7 +266,7 @@ Test(coll, cancel_queued_barrier)
 Test(coll, triggered_barrier_waits_for_threshold)
 {
 	struct fi_triggered_context tctx;
-	struct fi_cntr_attr attr = { .events = FI_CNTR_EVENTS_COMP };
+	struct fi_cntr_attr attr = {.events = FI_CNTR_EVENTS_COMP};
 	struct fi_cq_data_entry e;
 	struct fid_av_set *set;
 	struct fid_cntr *trig;
@@ -329,10 +337,12 @@ Test(coll, triggered_barrier_chain)
 		ta[k].trigger.threshold.threshold = k;
 		tb[k] = ta[k];
 		tb[k].trigger.threshold.cntr = p.b.cntr;
-		cr_assert_eq(fi_barrier2(p.a.ep, fi_mc_addr(p.mc_a),
-					 FI_TRIGGER, &ta[k]), 0);
-		cr_assert_eq(fi_barrier2(p.b.ep, fi_mc_addr(p.mc_b),
-					 FI_TRIGGER, &tb[k]), 0);
+		cr_assert_eq(fi_barrier2(p.a.ep, fi_mc_addr(p.mc_a), FI_TRIGGER,
+					 &ta[k]),
+			     0);
+		cr_assert_eq(fi_barrier2(p.b.ep, fi_mc_addr(p.mc_b), FI_TRIGGER,
+					 &tb[k]),
+			     0);
 	}
 	cr_expect_eq(poll_cq(p.a.cq, 100, &e), 0, "chain started early");
 	cr_assert_eq(fi_barrier(p.a.ep, fi_mc_addr(p.mc_a), &ta[0]), 0);
@@ -391,4 +401,3 @@ Test(coll_timeout, barrier_times_out, .init = timeout_setup,
 	cr_expect_eq(err.err, FI_ETIMEDOUT);
 	pair_close(&p);
 }
-

@@ -32,10 +32,10 @@ void coll_teardown(void)
 
 int tep_try_open(struct tep *t)
 {
-	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
-	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_DATA };
-	struct fi_cntr_attr cntr_attr = { .events = FI_CNTR_EVENTS_COMP };
-	struct fi_eq_attr eq_attr = { .size = 64 };
+	struct fi_av_attr av_attr = {.type = FI_AV_TABLE};
+	struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_DATA};
+	struct fi_cntr_attr cntr_attr = {.events = FI_CNTR_EVENTS_COMP};
+	struct fi_eq_attr eq_attr = {.size = 64};
 	int ret;
 
 	memset(t, 0, sizeof(*t));
@@ -54,10 +54,10 @@ int tep_try_open(struct tep *t)
 
 void tep_open(struct tep *t, struct fid_av *shared_av)
 {
-	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
-	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_DATA };
-	struct fi_cntr_attr cntr_attr = { .events = FI_CNTR_EVENTS_COMP };
-	struct fi_eq_attr eq_attr = { .size = 64 };
+	struct fi_av_attr av_attr = {.type = FI_AV_TABLE};
+	struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_DATA};
+	struct fi_cntr_attr cntr_attr = {.events = FI_CNTR_EVENTS_COMP};
+	struct fi_eq_attr eq_attr = {.size = 64};
 
 	memset(t, 0, sizeof(*t));
 	cr_assert_eq(fi_endpoint(t_domain, t_info, &t->ep, NULL), 0);
@@ -98,8 +98,7 @@ fi_addr_t insert_name(struct fid_av *av, struct fid_ep *ep)
 }
 
 /* An AV set of @n addresses of @av. */
-struct fid_av_set *make_set(struct fid_av *av, const fi_addr_t *a,
-				   size_t n)
+struct fid_av_set *make_set(struct fid_av *av, const fi_addr_t *a, size_t n)
 {
 	struct fi_av_set_attr attr = {
 		.count = n,
@@ -148,4 +147,3 @@ int poll_cq(struct fid_cq *cq, int polls, struct fi_cq_data_entry *e)
 	}
 	return 0;
 }
-

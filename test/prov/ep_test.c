@@ -35,10 +35,10 @@ Test(ep, open_arguments)
 
 Test(ep, binds)
 {
-	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
-	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_CONTEXT };
-	struct fi_cntr_attr cntr_attr = { .events = FI_CNTR_EVENTS_COMP };
-	struct fi_eq_attr eq_attr = { .size = 8 };
+	struct fi_av_attr av_attr = {.type = FI_AV_TABLE};
+	struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_CONTEXT};
+	struct fi_cntr_attr cntr_attr = {.events = FI_CNTR_EVENTS_COMP};
+	struct fi_eq_attr eq_attr = {.size = 8};
 	struct fid_cntr *cntr, *cntr2;
 	struct fid_cq *cq, *cq2;
 	struct fid_av *av, *av2;
@@ -66,14 +66,14 @@ Test(ep, binds)
 
 	cr_assert_eq(fi_ep_bind(ep, &av->fid, 0), 0);
 	cr_expect_eq(fi_ep_bind(ep, &av2->fid, 0), -FI_EINVAL, "second AV");
-	cr_assert_eq(fi_ep_bind(ep, &cq->fid,
-				FI_TRANSMIT | FI_SELECTIVE_COMPLETION), 0);
+	cr_assert_eq(
+		fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_SELECTIVE_COMPLETION),
+		0);
 	cr_expect_eq(fi_ep_bind(ep, &cq2->fid, FI_TRANSMIT), -FI_EINVAL);
 	cr_assert_eq(fi_ep_bind(ep, &cq2->fid, FI_RECV), 0);
 	cr_assert_eq(fi_ep_bind(ep, &cntr->fid, FI_WRITE | FI_READ), 0);
 	cr_expect_eq(fi_ep_bind(ep, &cntr2->fid, FI_READ), -FI_EINVAL);
-	cr_assert_eq(fi_ep_bind(ep, &cntr2->fid, FI_SEND | FI_REMOTE_WRITE),
-		     0);
+	cr_assert_eq(fi_ep_bind(ep, &cntr2->fid, FI_SEND | FI_REMOTE_WRITE), 0);
 	cr_assert_eq(fi_ep_bind(ep, &eq->fid, 0), 0);
 
 	/* bound objects stay open */
@@ -129,8 +129,9 @@ Test(ep, source_address_from_service)
 	struct gba_addr addr;
 	size_t len = sizeof(addr);
 
-	cr_assert_eq(fi_getinfo(TEST_VERSION, NULL, "4242", FI_SOURCE, hints,
-				&info), 0);
+	cr_assert_eq(
+		fi_getinfo(TEST_VERSION, NULL, "4242", FI_SOURCE, hints, &info),
+		0);
 	cr_assert_eq(fi_endpoint(t_domain, info, &ep, NULL), 0);
 	cr_assert_eq(fi_getname(&ep->fid, &addr, &len), 0);
 	cr_expect_eq(addr.ep_id, 4242);
@@ -180,14 +181,16 @@ Test(ep, unoffered_operations)
 	cr_expect_eq(fi_inject(t.ep, buf, sizeof(buf), t.self), -FI_ENOSYS);
 	cr_expect_eq(fi_tsend(t.ep, buf, sizeof(buf), NULL, t.self, 1, NULL),
 		     -FI_ENOSYS);
-	cr_expect_eq(fi_trecv(t.ep, buf, sizeof(buf), NULL, t.self, 1, 0,
-			      NULL), -FI_ENOSYS);
+	cr_expect_eq(fi_trecv(t.ep, buf, sizeof(buf), NULL, t.self, 1, 0, NULL),
+		     -FI_ENOSYS);
 	cr_expect_eq(fi_connect(t.ep, buf, NULL, 0), -FI_ENOSYS);
-	cr_expect_eq(fi_getopt(&t.ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV,
-			       buf, &optlen), -FI_ENOPROTOOPT);
+	cr_expect_eq(fi_getopt(&t.ep->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_MIN_MULTI_RECV, buf, &optlen),
+		     -FI_ENOPROTOOPT);
 	cr_expect_eq(fi_cancel(&t.ep->fid, buf), -FI_ENOENT);
 	cr_expect_eq(fi_allreduce(t.ep, buf, 1, NULL, buf, NULL, 0, FI_UINT64,
-				  FI_SUM, 0, NULL), -FI_ENOSYS);
+				  FI_SUM, 0, NULL),
+		     -FI_ENOSYS);
 	cr_expect_eq(fi_cq_read(t.cq, &e, 1), -FI_EAGAIN, "nothing queued");
 	tep_close(&t, true);
 }

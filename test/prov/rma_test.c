@@ -30,9 +30,9 @@ struct rma_env {
 static void rma_open_flags(struct rma_env *e, uint64_t access,
 			   uint64_t cq_flags)
 {
-	struct fi_cntr_attr cattr = { .events = FI_CNTR_EVENTS_COMP };
-	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
-	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_DATA };
+	struct fi_cntr_attr cattr = {.events = FI_CNTR_EVENTS_COMP};
+	struct fi_av_attr av_attr = {.type = FI_AV_TABLE};
+	struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_DATA};
 
 	memset(e, 0, sizeof(*e));
 	cr_assert_eq(fi_endpoint(t_domain, t_info, &e->t.ep, NULL), 0);
@@ -42,7 +42,8 @@ static void rma_open_flags(struct rma_env *e, uint64_t access,
 	cr_assert_eq(fi_cntr_open(t_domain, &cattr, &e->rcntr, NULL), 0);
 	cr_assert_eq(fi_ep_bind(e->t.ep, &e->t.av->fid, 0), 0);
 	cr_assert_eq(fi_ep_bind(e->t.ep, &e->t.cq->fid,
-				FI_TRANSMIT | FI_RECV | cq_flags), 0);
+				FI_TRANSMIT | FI_RECV | cq_flags),
+		     0);
 	cr_assert_eq(fi_ep_bind(e->t.ep, &e->wcntr->fid, FI_WRITE), 0);
 	cr_assert_eq(fi_ep_bind(e->t.ep, &e->rcntr->fid, FI_READ), 0);
 	cr_assert_eq(fi_enable(e->t.ep), 0);
@@ -50,7 +51,8 @@ static void rma_open_flags(struct rma_env *e, uint64_t access,
 	e->region = calloc(1, REGION);
 	cr_assert_not_null(e->region);
 	cr_assert_eq(fi_mr_reg(t_domain, e->region, REGION, access, 0, 0, 0,
-			       &e->mr, NULL), 0);
+			       &e->mr, NULL),
+		     0);
 	e->key = fi_mr_key(e->mr);
 }
 
@@ -111,7 +113,7 @@ static void fill(uint8_t *p, size_t n, unsigned seed)
 
 Test(rma, write_read_sizes)
 {
-	static const size_t sizes[] = { 1, 7, 8, 64, 4096, 65537, REGION };
+	static const size_t sizes[] = {1, 7, 8, 64, 4096, 65537, REGION};
 	struct rma_env e;
 	uint8_t *src = malloc(REGION), *dst = malloc(REGION);
 	size_t k, n;
@@ -122,13 +124,15 @@ Test(rma, write_read_sizes)
 		n = sizes[k];
 		fill(src, n, (unsigned)k);
 		cr_assert_eq(fi_write(e.t.ep, src, n, NULL, e.t.self,
-				      raddr(&e, REGION - n), e.key, &ctx), 0);
+				      raddr(&e, REGION - n), e.key, &ctx),
+			     0);
 		expect_comp(&e, &ctx, FI_RMA | FI_WRITE, n);
 		cr_assert_eq(memcmp(e.region + REGION - n, src, n), 0,
 			     "write of %zu bytes", n);
 		memset(dst, 0, n);
 		cr_assert_eq(fi_read(e.t.ep, dst, n, NULL, e.t.self,
-				     raddr(&e, REGION - n), e.key, &ctx), 0);
+				     raddr(&e, REGION - n), e.key, &ctx),
+			     0);
 		expect_comp(&e, &ctx, FI_RMA | FI_READ, n);
 		cr_assert_eq(memcmp(dst, src, n), 0, "read of %zu bytes", n);
 	}
@@ -142,10 +146,9 @@ Test(rma, write_read_sizes)
 Test(rma, vector_and_msg_forms)
 {
 	uint8_t a[10], b[300], c[5], r[315];
-	struct iovec iov[3] = { { a, sizeof(a) }, { b, sizeof(b) },
-				{ c, sizeof(c) } };
-	struct fi_rma_iov rma = { 0, sizeof(r), 0 };
-	struct fi_msg_rma msg = { 0 };
+	struct iovec iov[3] = {{a, sizeof(a)}, {b, sizeof(b)}, {c, sizeof(c)}};
+	struct fi_rma_iov rma = {0, sizeof(r), 0};
+	struct fi_msg_rma msg = {0};
 	struct rma_env e;
 	int ctx;
 
@@ -154,7 +157,8 @@ Test(rma, vector_and_msg_forms)
 	fill(b, sizeof(b), 2);
 	fill(c, sizeof(c), 3);
 	cr_assert_eq(fi_writev(e.t.ep, iov, NULL, 3, e.t.self, raddr(&e, 100),
-			       e.key, &ctx), 0);
+			       e.key, &ctx),
+		     0);
 	expect_comp(&e, &ctx, FI_RMA | FI_WRITE, sizeof(r));
 	cr_expect_eq(memcmp(e.region + 100, a, sizeof(a)), 0);
 	cr_expect_eq(memcmp(e.region + 110, b, sizeof(b)), 0);
@@ -164,7 +168,8 @@ Test(rma, vector_and_msg_forms)
 	memset(b, 0, sizeof(b));
 	memset(c, 0, sizeof(c));
 	cr_assert_eq(fi_readv(e.t.ep, iov, NULL, 3, e.t.self, raddr(&e, 100),
-			      e.key, &ctx), 0);
+			      e.key, &ctx),
+		     0);
 	expect_comp(&e, &ctx, FI_RMA | FI_READ, sizeof(r));
 	memcpy(r, a, sizeof(a));
 	memcpy(r + 10, b, sizeof(b));
@@ -214,23 +219,27 @@ Test(rma, inject_and_remote_cq_data)
 
 	rma_open(&e);
 	cr_assert_eq(fi_inject_write(e.t.ep, &v, sizeof(v), e.t.self,
-				     raddr(&e, 8), e.key), 0);
+				     raddr(&e, 8), e.key),
+		     0);
 	cr_expect_eq(memcmp(e.region + 8, &v, sizeof(v)), 0);
 	cr_expect_eq(fi_cq_read(e.t.cq, &c, 1), -FI_EAGAIN, "inject: no CQE");
 	cr_expect_eq(fi_cntr_read(e.wcntr), 1);
 	cr_expect_eq(fi_inject_write(e.t.ep, big, sizeof(big), e.t.self,
-				     raddr(&e, 0), e.key), -FI_EINVAL);
+				     raddr(&e, 0), e.key),
+		     -FI_EINVAL);
 
 	/* writedata: the target endpoint (itself) gets the data */
 	v = 42;
-	cr_assert_eq(fi_writedata(e.t.ep, &v, sizeof(v), NULL, 0xdead,
-				  e.t.self, raddr(&e, 16), e.key, &ctx), 0);
+	cr_assert_eq(fi_writedata(e.t.ep, &v, sizeof(v), NULL, 0xdead, e.t.self,
+				  raddr(&e, 16), e.key, &ctx),
+		     0);
 	cr_assert_eq(fi_cq_read(e.t.cq, &c, 1), 1);
 	cr_expect_eq(c.flags, FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA);
 	cr_expect_eq(c.data, 0xdead);
 	expect_comp(&e, &ctx, FI_RMA | FI_WRITE, sizeof(v));
 	cr_assert_eq(fi_inject_writedata(e.t.ep, &v, sizeof(v), 0xbeef,
-					 e.t.self, raddr(&e, 24), e.key), 0);
+					 e.t.self, raddr(&e, 24), e.key),
+		     0);
 	cr_assert_eq(fi_cq_read(e.t.cq, &c, 1), 1);
 	cr_expect_eq(c.data, 0xbeef);
 	cr_expect_eq(fi_cq_read(e.t.cq, &c, 1), -FI_EAGAIN);
@@ -239,7 +248,7 @@ Test(rma, inject_and_remote_cq_data)
 
 Test(rma, selective_completion)
 {
-	struct fi_msg_rma msg = { 0 };
+	struct fi_msg_rma msg = {0};
 	struct fi_rma_iov rma;
 	struct fi_cq_data_entry c;
 	struct rma_env e;
@@ -250,7 +259,8 @@ Test(rma, selective_completion)
 	rma_open_flags(&e, FI_REMOTE_READ | FI_REMOTE_WRITE,
 		       FI_SELECTIVE_COMPLETION);
 	cr_assert_eq(fi_write(e.t.ep, &v, sizeof(v), NULL, e.t.self,
-			      raddr(&e, 0), e.key, &ctx), 0);
+			      raddr(&e, 0), e.key, &ctx),
+		     0);
 	cr_expect_eq(fi_cq_read(e.t.cq, &c, 1), -FI_EAGAIN);
 	cr_expect_eq(fi_cntr_read(e.wcntr), 1, "counted all the same");
 	iov.iov_base = &v;
@@ -281,13 +291,16 @@ Test(rma, target_errors_complete_in_error)
 
 	rma_open(&e);
 	cr_assert_eq(fi_write(e.t.ep, &v, sizeof(v), NULL, e.t.self,
-			      raddr(&e, 0), e.key ^ 0x5555, &ctx), 0);
+			      raddr(&e, 0), e.key ^ 0x5555, &ctx),
+		     0);
 	expect_err(&e, &ctx, FI_EKEYREJECTED);
 	cr_assert_eq(fi_write(e.t.ep, &v, sizeof(v), NULL, e.t.self,
-			      raddr(&e, REGION - 4), e.key, &ctx), 0);
+			      raddr(&e, REGION - 4), e.key, &ctx),
+		     0);
 	expect_err(&e, &ctx, FI_EINVAL);
 	cr_assert_eq(fi_read(e.t.ep, &v, sizeof(v), NULL, e.t.self,
-			     raddr(&e, 0) - 8, e.key, &ctx), 0);
+			     raddr(&e, 0) - 8, e.key, &ctx),
+		     0);
 	expect_err(&e, &ctx, FI_EINVAL);
 	cr_expect_eq(fi_cntr_readerr(e.wcntr), 2);
 	cr_expect_eq(fi_cntr_readerr(e.rcntr), 1);
@@ -296,10 +309,12 @@ Test(rma, target_errors_complete_in_error)
 	/* a region registered for remote reads only */
 	rma_open_flags(&ro, FI_REMOTE_READ, 0);
 	cr_assert_eq(fi_write(ro.t.ep, &v, sizeof(v), NULL, ro.t.self,
-			      raddr(&ro, 0), ro.key, &ctx), 0);
+			      raddr(&ro, 0), ro.key, &ctx),
+		     0);
 	expect_err(&ro, &ctx, FI_EACCES);
 	cr_assert_eq(fi_read(ro.t.ep, &v, sizeof(v), NULL, ro.t.self,
-			     raddr(&ro, 0), ro.key, &ctx), 0);
+			     raddr(&ro, 0), ro.key, &ctx),
+		     0);
 	expect_comp(&ro, &ctx, FI_RMA | FI_READ, sizeof(v));
 	rma_close(&ro);
 	rma_close(&e);
@@ -307,7 +322,7 @@ Test(rma, target_errors_complete_in_error)
 
 Test(rma, destinations)
 {
-	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct fi_av_attr av_attr = {.type = FI_AV_TABLE};
 	struct gba_addr other = prov_addr((uint32_t)getpid() + 1, 1);
 	struct fid_ep *bare;
 	struct fid_av *av;
@@ -320,16 +335,18 @@ Test(rma, destinations)
 	rma_open(&peer);
 	/* another endpoint of this process: reached directly */
 	p = insert_name(e.t.av, peer.t.ep);
-	cr_assert_eq(fi_write(e.t.ep, &v, sizeof(v), NULL, p,
-			      raddr(&peer, 64), peer.key, &ctx), 0);
+	cr_assert_eq(fi_write(e.t.ep, &v, sizeof(v), NULL, p, raddr(&peer, 64),
+			      peer.key, &ctx),
+		     0);
 	expect_comp(&e, &ctx, FI_RMA | FI_WRITE, sizeof(v));
 	cr_expect_eq(memcmp(peer.region + 64, &v, sizeof(v)), 0);
 	/* another process: not in this release */
 	cr_assert_eq(fi_av_insert(e.t.av, &other, 1, &a, 0, NULL), 1);
 	cr_expect_eq(fi_write(e.t.ep, &v, sizeof(v), NULL, a, 0, e.key, &ctx),
 		     -FI_EHOSTUNREACH);
-	cr_expect_eq(fi_read(e.t.ep, &v, sizeof(v), NULL, 12345, 0, e.key,
-			     &ctx), -FI_EINVAL, "not in the AV");
+	cr_expect_eq(
+		fi_read(e.t.ep, &v, sizeof(v), NULL, 12345, 0, e.key, &ctx),
+		-FI_EINVAL, "not in the AV");
 	/* not enabled */
 	cr_assert_eq(fi_endpoint(t_domain, t_info, &bare, NULL), 0);
 	cr_assert_eq(fi_av_open(t_domain, &av_attr, &av, NULL), 0);
@@ -345,9 +362,9 @@ Test(rma, destinations)
 
 Test(rma, triggered_write_fires_at_threshold)
 {
-	struct fi_cntr_attr cattr = { .events = FI_CNTR_EVENTS_COMP };
-	struct fi_triggered_context tctx = { 0 }, tctx2;
-	struct fi_msg_rma msg = { 0 };
+	struct fi_cntr_attr cattr = {.events = FI_CNTR_EVENTS_COMP};
+	struct fi_triggered_context tctx = {0}, tctx2;
+	struct fi_msg_rma msg = {0};
 	struct fi_rma_iov rma;
 	struct iovec iov;
 	struct fid_cntr *trig;
@@ -372,8 +389,7 @@ Test(rma, triggered_write_fires_at_threshold)
 	tctx.event_type = FI_TRIGGER_THRESHOLD;
 	tctx.trigger.threshold.cntr = trig;
 	tctx.trigger.threshold.threshold = 3;
-	cr_assert_eq(fi_writemsg(e.t.ep, &msg, FI_TRIGGER | FI_COMPLETION),
-		     0);
+	cr_assert_eq(fi_writemsg(e.t.ep, &msg, FI_TRIGGER | FI_COMPLETION), 0);
 	/* a triggered inject: the payload is copied at post time */
 	memset(inj, 0xab, sizeof(inj));
 	iov.iov_base = inj;

@@ -71,11 +71,11 @@ extern struct fi_provider gba_prov;
 
 /* Parameters (FI_GBA_*), read once in fi_prov_ini. */
 struct gba_params {
-	char *device;		/* FI_GBA_DEVICE: NULL = core default */
-	int offload;		/* FI_GBA_OFFLOAD: use the device for barriers */
-	size_t cq_size;		/* FI_GBA_CQ_SIZE: default CQ depth */
-	size_t eq_size;		/* FI_GBA_EQ_SIZE: default EQ depth */
-	int barrier_timeout_ms;	/* FI_GBA_BARRIER_TIMEOUT: -1 = forever */
+	char *device;	/* FI_GBA_DEVICE: NULL = core default */
+	int offload;	/* FI_GBA_OFFLOAD: use the device for barriers */
+	size_t cq_size; /* FI_GBA_CQ_SIZE: default CQ depth */
+	size_t eq_size; /* FI_GBA_EQ_SIZE: default EQ depth */
+	int barrier_timeout_ms; /* FI_GBA_BARRIER_TIMEOUT: -1 = forever */
 };
 extern struct gba_params gba_params;
 
@@ -84,41 +84,41 @@ extern struct gba_params gba_params;
  * that own them.  Sizes in bytes unless noted.  Object counts are per
  * domain.
  */
-#define GBA_MAX_MSG_SIZE	((size_t)1 << 30)	/* RMA/atomic length */
-#define GBA_INJECT_SIZE		4096	/* fi_inject_write payload */
-#define GBA_IOV_LIMIT		8	/* local iov entries per operation */
-#define GBA_RMA_IOV_LIMIT	1	/* remote iov entries per operation */
-#define GBA_MR_IOV_LIMIT	16	/* iov entries per registration */
-#define GBA_TX_SIZE		1024	/* operations per tx context */
-#define GBA_RX_SIZE		1024	/* operations per rx context */
-#define GBA_CQ_DATA_SIZE	8	/* bytes of remote CQ data */
-#define GBA_MAX_ERR_DATA	64	/* bytes of err_data per error entry */
-#define GBA_CQ_CNT		1024	/* CQs per domain */
-#define GBA_CNTR_CNT		1024	/* counters per domain */
-#define GBA_EP_CNT		1024	/* endpoints per domain */
-#define GBA_MR_CNT		65536	/* memory regions per domain */
-#define GBA_CQ_MAX_SIZE		((size_t)1 << 20)	/* entries per CQ */
-#define GBA_EQ_MAX_SIZE		((size_t)1 << 20)	/* entries per EQ */
-#define GBA_CQ_DEF_SIZE		1024	/* FI_GBA_CQ_SIZE default */
-#define GBA_EQ_DEF_SIZE		256	/* FI_GBA_EQ_SIZE default */
-#define GBA_AV_MAX_SIZE		((size_t)1 << 20)	/* entries per AV */
-#define GBA_EQ_MAX_DATA		1024	/* fi_eq_write payload */
-#define GBA_MR_KEY_SIZE		8	/* sizeof(uint64_t) keys */
+#define GBA_MAX_MSG_SIZE ((size_t)1 << 30) /* RMA/atomic length */
+#define GBA_INJECT_SIZE 4096		   /* fi_inject_write payload */
+#define GBA_IOV_LIMIT 8			   /* local iov entries per operation */
+#define GBA_RMA_IOV_LIMIT 1 /* remote iov entries per operation */
+#define GBA_MR_IOV_LIMIT 16 /* iov entries per registration */
+#define GBA_TX_SIZE 1024    /* operations per tx context */
+#define GBA_RX_SIZE 1024    /* operations per rx context */
+#define GBA_CQ_DATA_SIZE 8  /* bytes of remote CQ data */
+#define GBA_MAX_ERR_DATA 64 /* bytes of err_data per error entry */
+#define GBA_CQ_CNT 1024	    /* CQs per domain */
+#define GBA_CNTR_CNT 1024   /* counters per domain */
+#define GBA_EP_CNT 1024	    /* endpoints per domain */
+#define GBA_MR_CNT 65536    /* memory regions per domain */
+#define GBA_CQ_MAX_SIZE ((size_t)1 << 20) /* entries per CQ */
+#define GBA_EQ_MAX_SIZE ((size_t)1 << 20) /* entries per EQ */
+#define GBA_CQ_DEF_SIZE 1024		  /* FI_GBA_CQ_SIZE default */
+#define GBA_EQ_DEF_SIZE 256		  /* FI_GBA_EQ_SIZE default */
+#define GBA_AV_MAX_SIZE ((size_t)1 << 20) /* entries per AV */
+#define GBA_EQ_MAX_DATA 1024		  /* fi_eq_write payload */
+#define GBA_MR_KEY_SIZE 8		  /* sizeof(uint64_t) keys */
 
 /* Capabilities (see gba_info.c for how hints narrow them). */
-#define GBA_TX_CAPS (FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_COLLECTIVE | \
-		     FI_TRIGGER)
-#define GBA_RX_CAPS (FI_RMA | FI_ATOMIC | FI_REMOTE_READ | FI_REMOTE_WRITE | \
-		     FI_COLLECTIVE)
+#define GBA_TX_CAPS                                                            \
+	(FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_COLLECTIVE | FI_TRIGGER)
+#define GBA_RX_CAPS                                                            \
+	(FI_RMA | FI_ATOMIC | FI_REMOTE_READ | FI_REMOTE_WRITE | FI_COLLECTIVE)
 #define GBA_DOMAIN_CAPS (FI_LOCAL_COMM)
 #define GBA_CAPS (GBA_TX_CAPS | GBA_RX_CAPS | GBA_DOMAIN_CAPS)
 
 /* RMA and atomic ordering: self operations complete in issue order. */
-#define GBA_MSG_ORDER (FI_ORDER_RAR | FI_ORDER_RAW | FI_ORDER_WAR | \
-		       FI_ORDER_WAW | FI_ORDER_RMA_RAR | FI_ORDER_RMA_RAW | \
-		       FI_ORDER_RMA_WAR | FI_ORDER_RMA_WAW | \
-		       FI_ORDER_ATOMIC_RAR | FI_ORDER_ATOMIC_RAW | \
-		       FI_ORDER_ATOMIC_WAR | FI_ORDER_ATOMIC_WAW)
+#define GBA_MSG_ORDER                                                          \
+	(FI_ORDER_RAR | FI_ORDER_RAW | FI_ORDER_WAR | FI_ORDER_WAW |           \
+	 FI_ORDER_RMA_RAR | FI_ORDER_RMA_RAW | FI_ORDER_RMA_WAR |              \
+	 FI_ORDER_RMA_WAW | FI_ORDER_ATOMIC_RAR | FI_ORDER_ATOMIC_RAW |        \
+	 FI_ORDER_ATOMIC_WAR | FI_ORDER_ATOMIC_WAW)
 
 /* ---- Locks: real only when the domain's threading model needs them ---- */
 
@@ -167,11 +167,11 @@ static inline void gba_lock_release(struct gba_lock *lock)
  */
 struct gba_wait {
 	enum fi_wait_obj type;
-	int fd;			/* eventfd (FI_WAIT_FD), else -1 */
+	int fd; /* eventfd (FI_WAIT_FD), else -1 */
 	atomic_int waiters;
-	atomic_uint seq;	/* bumped by every signal */
-	atomic_bool exported;	/* fd handed out: always signal */
-	struct gba_wait *set;	/* FI_WAIT_SET: the set's wait object */
+	atomic_uint seq;      /* bumped by every signal */
+	atomic_bool exported; /* fd handed out: always signal */
+	struct gba_wait *set; /* FI_WAIT_SET: the set's wait object */
 };
 
 int gba_wait_init(struct gba_wait *wait, enum fi_wait_obj type);
@@ -199,7 +199,7 @@ uint64_t gba_now_ms(void);
 
 struct gba_fabric {
 	struct fid_fabric fabric_fid;
-	atomic_int ref;		/* domains, EQs, wait sets */
+	atomic_int ref; /* domains, EQs, wait sets */
 };
 
 /* A wait set (fi_wait_open): members signal @wait (gba_fabric.c). */
@@ -207,8 +207,8 @@ struct gba_wait_set {
 	struct fid_wait wait_fid;
 	struct gba_fabric *fabric;
 	struct gba_wait wait;
-	atomic_int ref;		/* member CQs, EQs, counters */
-	pthread_mutex_t lock;	/* member list */
+	atomic_int ref;	      /* member CQs, EQs, counters */
+	pthread_mutex_t lock; /* member list */
 	struct fid **members;
 	size_t nmembers;
 	size_t msize;
@@ -233,25 +233,25 @@ bool gba_cntr_ready(struct gba_cntr *cntr, bool *pending);
 struct gba_domain {
 	struct fid_domain domain_fid;
 	struct gba_fabric *fabric;
-	atomic_int ref;			/* every child object: busy if > 0 */
+	atomic_int ref; /* every child object: busy if > 0 */
 	enum fi_threading threading;
-	uint64_t mr_mode;		/* FI_MR_PROV_KEY / FI_MR_VIRT_ADDR */
+	uint64_t mr_mode; /* FI_MR_PROV_KEY / FI_MR_VIRT_ADDR */
 	enum fi_progress data_progress;
 	enum fi_progress control_progress;
-	enum fi_av_type av_type;	/* FI_AV_UNSPEC: AV picks */
-	bool locking;			/* objects need locks (threading) */
-	struct gba_eq *eq;		/* fi_domain_bind */
-	struct gba_lock lock;		/* MR table, device open, ep list */
-	struct gba_mr *mr_map;		/* uthash, keyed by MR key */
-	uint64_t next_key;		/* FI_MR_PROV_KEY allocator */
-	struct gba_dev *dev;		/* opened at first join (lazily) */
+	enum fi_av_type av_type; /* FI_AV_UNSPEC: AV picks */
+	bool locking;		 /* objects need locks (threading) */
+	struct gba_eq *eq;	 /* fi_domain_bind */
+	struct gba_lock lock;	 /* MR table, device open, ep list */
+	struct gba_mr *mr_map;	 /* uthash, keyed by MR key */
+	uint64_t next_key;	 /* FI_MR_PROV_KEY allocator */
+	struct gba_dev *dev;	 /* opened at first join (lazily) */
 	uint64_t caps;
-	uint32_t api_version;		/* the fabric's (err_data layout) */
+	uint32_t api_version; /* the fabric's (err_data layout) */
 	/* Live objects, checked against the advertised limits. */
 	atomic_int ncq;
 	atomic_int ncntr;
 	atomic_int nmr;
-	atomic_int nep;			/* maintained by gba_ep.c */
+	atomic_int nep; /* maintained by gba_ep.c */
 };
 
 /* Returns the domain's device, opening it on first use; negative -FI_E*. */
@@ -264,18 +264,18 @@ struct gba_eq_event;
 struct gba_eq {
 	struct fid_eq eq_fid;
 	struct gba_fabric *fabric;
-	atomic_int ref;			/* domain/AV/endpoint binds */
-	uint64_t flags;			/* attr flags (FI_WRITE) */
-	size_t size;			/* capacity in entries */
-	size_t count;			/* queued entries */
-	size_t nerr;			/* queued error entries */
+	atomic_int ref; /* domain/AV/endpoint binds */
+	uint64_t flags; /* attr flags (FI_WRITE) */
+	size_t size;	/* capacity in entries */
+	size_t count;	/* queued entries */
+	size_t nerr;	/* queued error entries */
 	struct gba_lock lock;
 	struct gba_wait wait;
 	struct gba_wait_set *wait_set;
-	atomic_bool signaled;		/* fi_eq_sread returns early */
+	atomic_bool signaled; /* fi_eq_sread returns early */
 	struct gba_eq_event *head, *tail;
 	uint8_t err_data[GBA_MAX_ERR_DATA]; /* readerr's returned copy */
-	char errstr[128];		/* fi_eq_strerror without buffer */
+	char errstr[128];		    /* fi_eq_strerror without buffer */
 };
 
 /*
@@ -303,27 +303,27 @@ struct gba_cq_err;
 struct gba_cq {
 	struct fid_cq cq_fid;
 	struct gba_domain *domain;
-	atomic_int ref;			/* bound endpoints */
+	atomic_int ref; /* bound endpoints */
 	enum fi_cq_format format;
-	size_t entry_size;		/* of the user format */
+	size_t entry_size; /* of the user format */
 	enum fi_cq_wait_cond wait_cond;
 	struct gba_lock lock;
 	struct gba_wait wait;
 	struct gba_wait_set *wait_set;
-	atomic_bool signaled;		/* fi_cq_signal */
-	size_t size;			/* ring capacity */
+	atomic_bool signaled; /* fi_cq_signal */
+	size_t size;	      /* ring capacity */
 	struct gba_cq_entry *ring;
-	_Atomic uint64_t head;		/* next to read */
-	_Atomic uint64_t tail;		/* next to write */
+	_Atomic uint64_t head; /* next to read */
+	_Atomic uint64_t tail; /* next to write */
 	size_t err_size;
 	struct gba_cq_err *errs;
 	uint64_t err_head, err_tail;
-	uint64_t overflows;		/* writes refused: CQ full */
-	struct gba_lock ep_lock;	/* eps: held while progressing them */
-	struct gba_ep **eps;		/* progressed by reads */
+	uint64_t overflows;	 /* writes refused: CQ full */
+	struct gba_lock ep_lock; /* eps: held while progressing them */
+	struct gba_ep **eps;	 /* progressed by reads */
 	size_t neps, eps_size;
 	uint8_t err_data[GBA_MAX_ERR_DATA]; /* readerr's returned copy */
-	char errstr[128];		/* fi_cq_strerror without buffer */
+	char errstr[128];		    /* fi_cq_strerror without buffer */
 };
 
 /*
@@ -343,10 +343,9 @@ int gba_cq_write_error(struct gba_cq *cq, void *context, uint64_t flags,
  * -FI_EINVAL).  By convention prov_errno is a positive errno of the core
  * library and err_data, for barrier errors, the 64-bit ERROR_INFO.
  */
-int gba_cq_write_error_data(struct gba_cq *cq, void *context,
-			    uint64_t flags, int err, int prov_errno,
-			    size_t len, size_t olen, const void *err_data,
-			    size_t err_data_size);
+int gba_cq_write_error_data(struct gba_cq *cq, void *context, uint64_t flags,
+			    int err, int prov_errno, size_t len, size_t olen,
+			    const void *err_data, size_t err_data_size);
 /* True if @n more completions fit (so an operation can complete). */
 bool gba_cq_has_space(struct gba_cq *cq, size_t n);
 /*
@@ -409,14 +408,13 @@ struct gba_internal_ops {
 			      const void *buf, size_t len, uint64_t flags);
 	int (*eq_write_error)(struct gba_eq *eq, fid_t fid, void *context,
 			      uint64_t data, int err, int prov_errno);
-	int (*mr_lookup)(struct gba_domain *domain, uint64_t key,
-			 uint64_t addr, size_t len, uint64_t access,
-			 void **ptr);
+	int (*mr_lookup)(struct gba_domain *domain, uint64_t key, uint64_t addr,
+			 size_t len, uint64_t access, void **ptr);
 	int (*domain_dev)(struct gba_domain *domain, struct gba_dev **devp);
 	int (*resolve)(const char *node, const char *service,
 		       struct gba_addr *addr);
 	const char *(*wait_obj_str)(enum fi_wait_obj type);
-	const struct gba_params *params;	/* as read by fi_prov_ini */
+	const struct gba_params *params; /* as read by fi_prov_ini */
 };
 
 /* ---- Counter (gba_cntr.c) ---------------------------------------------- */
@@ -426,20 +424,20 @@ struct gba_trigger;
 struct gba_cntr {
 	struct fid_cntr cntr_fid;
 	struct gba_domain *domain;
-	atomic_int ref;			/* binds beyond the ep list */
+	atomic_int ref; /* binds beyond the ep list */
 	_Atomic uint64_t value;
 	_Atomic uint64_t err;
 	struct gba_wait wait;
 	struct gba_wait_set *wait_set;
 	size_t eps_size;
-	struct gba_lock lock;		/* triggers (gba_trigger.c) */
-	struct gba_lock ep_lock;	/* eps: held while progressing them */
+	struct gba_lock lock;	 /* triggers (gba_trigger.c) */
+	struct gba_lock ep_lock; /* eps: held while progressing them */
 	/* Triggered operations waiting on this counter, by threshold. */
 	TAILQ_HEAD(gba_trigger_list, gba_trigger) triggers;
-	atomic_int ntriggers;		/* fast check: nothing to fire */
-	struct gba_ep **eps;		/* endpoints progressed by waits */
+	atomic_int ntriggers; /* fast check: nothing to fire */
+	struct gba_ep **eps;  /* endpoints progressed by waits */
 	size_t neps;
-	uint64_t last_value;		/* seen by the last read (trywait) */
+	uint64_t last_value; /* seen by the last read (trywait) */
 	uint64_t last_err;
 	/* On a thread's list of counters whose triggers to run. */
 	atomic_bool fire_listed;
@@ -455,16 +453,16 @@ void gba_cntr_del_ep(struct gba_cntr *cntr, struct gba_ep *ep);
 /* ---- Memory registration (gba_mr.c) ------------------------------------ */
 
 struct gba_mr {
-	struct fid_mr mr_fid;		/* mr_fid.key, mr_fid.mem_desc = this */
+	struct fid_mr mr_fid; /* mr_fid.key, mr_fid.mem_desc = this */
 	struct gba_domain *domain;
 	uint64_t key;
 	uint64_t access;
-	uint64_t offset;		/* remote address of byte 0 (offset mode) */
+	uint64_t offset; /* remote address of byte 0 (offset mode) */
 	uint64_t flags;
-	size_t len;			/* total of iov lengths */
+	size_t len; /* total of iov lengths */
 	size_t iov_count;
 	struct iovec iov[GBA_MR_IOV_LIMIT];
-	UT_hash_handle hh;		/* domain->mr_map */
+	UT_hash_handle hh; /* domain->mr_map */
 };
 
 /*
@@ -485,7 +483,7 @@ struct gba_av_entry {
 	struct gba_addr addr;
 	fi_addr_t fi_addr;
 	bool used;
-	UT_hash_handle hh;		/* reverse map, first entry per address */
+	UT_hash_handle hh; /* reverse map, first entry per address */
 };
 
 #define GBA_AV_CHUNK 256
@@ -493,18 +491,18 @@ struct gba_av_entry {
 struct gba_av {
 	struct fid_av av_fid;
 	struct gba_domain *domain;
-	atomic_int ref;			/* AV sets, bound endpoints */
+	atomic_int ref; /* AV sets, bound endpoints */
 	enum fi_av_type type;
-	uint64_t flags;			/* attr flags (FI_EVENT) */
-	struct gba_lock lock;		/* insert/remove/sets */
-	struct gba_av_entry **chunks;	/* GBA_AV_CHUNK entries each */
-	size_t nchunks;			/* allocated chunk pointers */
-	size_t count;			/* highest index used + 1 */
-	size_t size;			/* entries allocated */
-	size_t live;			/* entries in use */
-	size_t free_hint;		/* FI_AV_MAP: first maybe-free index */
-	struct gba_av_entry *rmap;	/* uthash by address */
-	struct gba_eq *eq;		/* FI_EVENT */
+	uint64_t flags;		      /* attr flags (FI_EVENT) */
+	struct gba_lock lock;	      /* insert/remove/sets */
+	struct gba_av_entry **chunks; /* GBA_AV_CHUNK entries each */
+	size_t nchunks;		      /* allocated chunk pointers */
+	size_t count;		      /* highest index used + 1 */
+	size_t size;		      /* entries allocated */
+	size_t live;		      /* entries in use */
+	size_t free_hint;	      /* FI_AV_MAP: first maybe-free index */
+	struct gba_av_entry *rmap;    /* uthash by address */
+	struct gba_eq *eq;	      /* FI_EVENT */
 };
 
 /*
@@ -520,8 +518,8 @@ fi_addr_t gba_av_find(struct gba_av *av, const struct gba_addr *addr);
 struct gba_av_set {
 	struct fid_av_set av_set_fid;
 	struct gba_av *av;
-	atomic_int ref;			/* holders (joins): close is -FI_EBUSY */
-	fi_addr_t *members;		/* in set order, no duplicates */
+	atomic_int ref;	    /* holders (joins): close is -FI_EBUSY */
+	fi_addr_t *members; /* in set order, no duplicates */
 	size_t count;
 	size_t size;
 	uint64_t flags;
@@ -551,7 +549,7 @@ struct gba_ep {
 	struct gba_domain *domain;
 	atomic_int ref;
 	uint64_t caps;
-	uint64_t tx_op_flags;		/* fi_info tx_attr->op_flags, FI_SETOPSFLAG */
+	uint64_t tx_op_flags; /* fi_info tx_attr->op_flags, FI_SETOPSFLAG */
 	uint64_t rx_op_flags;
 	struct gba_addr addr;
 	bool enabled;
@@ -559,15 +557,16 @@ struct gba_ep {
 	struct gba_eq *eq;
 	struct gba_cq *tx_cq;
 	struct gba_cq *rx_cq;
-	bool tx_selective;		/* FI_SELECTIVE_COMPLETION on tx bind */
+	bool tx_selective; /* FI_SELECTIVE_COMPLETION on tx bind */
 	bool rx_selective;
 	struct gba_cntr *cntrs[GBA_CNTR_MAX];
-	struct gba_lock lock;		/* collective state, trigger list */
-	TAILQ_HEAD(, gba_mc) mcs;	/* joined collectives */
-	TAILQ_HEAD(gba_ep_trigger_list, gba_trigger) triggers; /* queued FI_TRIGGER ops */
-	atomic_int pending;		/* barriers in flight: progress needed */
+	struct gba_lock lock;	  /* collective state, trigger list */
+	TAILQ_HEAD(, gba_mc) mcs; /* joined collectives */
+	TAILQ_HEAD(gba_ep_trigger_list, gba_trigger)
+	triggers;	    /* queued FI_TRIGGER ops */
+	atomic_int pending; /* barriers in flight: progress needed */
 	struct gba_join_count *join_counts; /* uthash: joins per member list */
-	LIST_ENTRY(gba_ep) registry;	/* process-wide list (gba_ep.c) */
+	LIST_ENTRY(gba_ep) registry;	    /* process-wide list (gba_ep.c) */
 };
 
 /*
@@ -594,8 +593,8 @@ int gba_ep_tx_complete(struct gba_ep *ep, enum gba_cntr_slot slot,
  * optional @err_data (at most GBA_MAX_ERR_DATA bytes), and the error
  * value of the counter of @slot is incremented.  Returns 0 or -FI_EAGAIN.
  */
-int gba_ep_tx_error(struct gba_ep *ep, enum gba_cntr_slot slot,
-		    uint64_t flags, void *context, int err, int prov_errno,
+int gba_ep_tx_error(struct gba_ep *ep, enum gba_cntr_slot slot, uint64_t flags,
+		    void *context, int err, int prov_errno,
 		    const void *err_data, size_t err_data_size);
 /* True if the tx CQ (if any) has room for one more completion. */
 bool gba_ep_tx_has_space(struct gba_ep *ep);
@@ -687,8 +686,8 @@ int gba_query_collective(struct fid_domain *domain, enum fi_collective_op coll,
  * never runs.
  */
 struct gba_trigger {
-	TAILQ_ENTRY(gba_trigger) cntr_entry;	/* counter's list, by threshold */
-	TAILQ_ENTRY(gba_trigger) ep_entry;	/* endpoint's list */
+	TAILQ_ENTRY(gba_trigger) cntr_entry; /* counter's list, by threshold */
+	TAILQ_ENTRY(gba_trigger) ep_entry;   /* endpoint's list */
 	struct gba_cntr *cntr;
 	uint64_t threshold;
 	struct gba_ep *ep;
@@ -701,8 +700,8 @@ struct gba_trigger {
  * *@cntr and *@threshold.  Returns 0, -FI_EINVAL (NULL context, foreign
  * counter), -FI_ENOSYS (FI_TRIGGER_XPU and other events).  Logged.
  */
-int gba_trigger_parse(struct gba_ep *ep, void *context,
-		      struct gba_cntr **cntr, uint64_t *threshold);
+int gba_trigger_parse(struct gba_ep *ep, void *context, struct gba_cntr **cntr,
+		      uint64_t *threshold);
 /*
  * Queue @trig (trig->ep, trig->run set) on @cntr for @threshold; it runs
  * when the counter's value reaches the threshold, at once (before this
@@ -780,10 +779,10 @@ int gba_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
 int gba_no_close(struct fid *fid);
 
 /* Logging helper: warn and return @err (negative). */
-#define GBA_WARN_RET(subsys, err, ...)                                   \
-	({                                                               \
-		FI_WARN(&gba_prov, subsys, __VA_ARGS__);                 \
-		(err);                                                   \
+#define GBA_WARN_RET(subsys, err, ...)                                         \
+	({                                                                     \
+		FI_WARN(&gba_prov, subsys, __VA_ARGS__);                       \
+		(err);                                                         \
 	})
 
 #endif /* GBA_PROV_H */

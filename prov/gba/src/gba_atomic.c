@@ -30,9 +30,9 @@
 #define GBA_ATOMIC_MAX_BYTES GBA_INJECT_SIZE
 
 /* Flags the *msg atomic verbs accept. */
-#define GBA_ATOMIC_MSG_FLAGS                                                 \
-	(FI_COMPLETION | FI_INJECT | FI_REMOTE_CQ_DATA | FI_TRIGGER |        \
-	 FI_FENCE | FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE |            \
+#define GBA_ATOMIC_MSG_FLAGS                                                   \
+	(FI_COMPLETION | FI_INJECT | FI_REMOTE_CQ_DATA | FI_TRIGGER |          \
+	 FI_FENCE | FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE |              \
 	 FI_INJECT_COMPLETE | FI_COMMIT_COMPLETE | FI_MORE)
 
 enum gba_atomic_kind { GBA_ATOMIC_WRITE, GBA_ATOMIC_FETCH, GBA_ATOMIC_CMP };
@@ -75,8 +75,7 @@ static bool gba_atomic_valid(enum fi_datatype dt, enum fi_op op,
 			return kind == GBA_ATOMIC_FETCH;
 		if (op == FI_BOR || op == FI_BAND || op == FI_BXOR)
 			return !is_float;
-		return (op >= FI_MIN && op <= FI_BXOR) ||
-		       op == FI_ATOMIC_WRITE;
+		return (op >= FI_MIN && op <= FI_BXOR) || op == FI_ATOMIC_WRITE;
 	case GBA_ATOMIC_CMP:
 		if (op == FI_MSWAP)
 			return !is_float;
@@ -94,82 +93,82 @@ static bool gba_atomic_valid(enum fi_datatype dt, enum fi_op op,
  * W a type wide enough that promotions cannot overflow).
  */
 #define GBA_ATOMIC_ARITH(T, U, W)                                              \
-	case FI_MIN:                                                         \
-		*out = opnd < old ? opnd : old;                              \
-		return true;                                                 \
-	case FI_MAX:                                                         \
-		*out = opnd > old ? opnd : old;                              \
-		return true;                                                 \
-	case FI_SUM:                                                         \
-		*out = (T)((U)old + (U)opnd);                                \
-		return true;                                                 \
-	case FI_PROD:                                                        \
-		*out = (T)(U)((W)(U)old * (W)(U)opnd);                                \
-		return true;                                                 \
-	case FI_LOR:                                                         \
-		*out = (T)(old || opnd);                                     \
-		return true;                                                 \
-	case FI_LAND:                                                        \
-		*out = (T)(old && opnd);                                     \
-		return true;                                                 \
-	case FI_LXOR:                                                        \
-		*out = (T)(!old != !opnd);                                   \
-		return true;                                                 \
-	case FI_ATOMIC_WRITE:                                                \
-		*out = opnd;                                                 \
-		return true;                                                 \
-	case FI_CSWAP:                                                       \
-		*out = opnd;                                                 \
-		return cmp == old;                                           \
-	case FI_CSWAP_NE:                                                    \
-		*out = opnd;                                                 \
-		return cmp != old;                                           \
-	case FI_CSWAP_LE:                                                    \
-		*out = opnd;                                                 \
-		return cmp <= old;                                           \
-	case FI_CSWAP_LT:                                                    \
-		*out = opnd;                                                 \
-		return cmp < old;                                            \
-	case FI_CSWAP_GE:                                                    \
-		*out = opnd;                                                 \
-		return cmp >= old;                                           \
-	case FI_CSWAP_GT:                                                    \
-		*out = opnd;                                                 \
+	case FI_MIN:                                                           \
+		*out = opnd < old ? opnd : old;                                \
+		return true;                                                   \
+	case FI_MAX:                                                           \
+		*out = opnd > old ? opnd : old;                                \
+		return true;                                                   \
+	case FI_SUM:                                                           \
+		*out = (T)((U)old + (U)opnd);                                  \
+		return true;                                                   \
+	case FI_PROD:                                                          \
+		*out = (T)(U)((W)(U)old * (W)(U)opnd);                         \
+		return true;                                                   \
+	case FI_LOR:                                                           \
+		*out = (T)(old || opnd);                                       \
+		return true;                                                   \
+	case FI_LAND:                                                          \
+		*out = (T)(old && opnd);                                       \
+		return true;                                                   \
+	case FI_LXOR:                                                          \
+		*out = (T)(!old != !opnd);                                     \
+		return true;                                                   \
+	case FI_ATOMIC_WRITE:                                                  \
+		*out = opnd;                                                   \
+		return true;                                                   \
+	case FI_CSWAP:                                                         \
+		*out = opnd;                                                   \
+		return cmp == old;                                             \
+	case FI_CSWAP_NE:                                                      \
+		*out = opnd;                                                   \
+		return cmp != old;                                             \
+	case FI_CSWAP_LE:                                                      \
+		*out = opnd;                                                   \
+		return cmp <= old;                                             \
+	case FI_CSWAP_LT:                                                      \
+		*out = opnd;                                                   \
+		return cmp < old;                                              \
+	case FI_CSWAP_GE:                                                      \
+		*out = opnd;                                                   \
+		return cmp >= old;                                             \
+	case FI_CSWAP_GT:                                                      \
+		*out = opnd;                                                   \
 		return cmp > old;
 
-#define GBA_ATOMIC_BITS(T)                                                   \
-	case FI_BOR:                                                         \
-		*out = (T)(old | opnd);                                      \
-		return true;                                                 \
-	case FI_BAND:                                                        \
-		*out = (T)(old & opnd);                                      \
-		return true;                                                 \
-	case FI_BXOR:                                                        \
-		*out = (T)(old ^ opnd);                                      \
-		return true;                                                 \
-	case FI_MSWAP:                                                       \
-		*out = (T)((cmp & opnd) | (~cmp & old));                     \
+#define GBA_ATOMIC_BITS(T)                                                     \
+	case FI_BOR:                                                           \
+		*out = (T)(old | opnd);                                        \
+		return true;                                                   \
+	case FI_BAND:                                                          \
+		*out = (T)(old & opnd);                                        \
+		return true;                                                   \
+	case FI_BXOR:                                                          \
+		*out = (T)(old ^ opnd);                                        \
+		return true;                                                   \
+	case FI_MSWAP:                                                         \
+		*out = (T)((cmp & opnd) | (~cmp & old));                       \
 		return true;
 
-#define GBA_ATOMIC_INT_FN(name, T, U)                                        \
-	static bool name(enum fi_op op, T old, T opnd, T cmp, T *out)        \
-	{                                                                    \
-		switch (op) {                                                \
-			GBA_ATOMIC_ARITH(T, U, uintmax_t)                    \
-			GBA_ATOMIC_BITS(T)                                   \
-		default:                                                     \
-			return false;                                        \
-		}                                                            \
+#define GBA_ATOMIC_INT_FN(name, T, U)                                          \
+	static bool name(enum fi_op op, T old, T opnd, T cmp, T *out)          \
+	{                                                                      \
+		switch (op) {                                                  \
+			GBA_ATOMIC_ARITH(T, U, uintmax_t)                      \
+			GBA_ATOMIC_BITS(T)                                     \
+		default:                                                       \
+			return false;                                          \
+		}                                                              \
 	}
 
-#define GBA_ATOMIC_FLOAT_FN(name, T)                                         \
-	static bool name(enum fi_op op, T old, T opnd, T cmp, T *out)        \
-	{                                                                    \
-		switch (op) {                                                \
-			GBA_ATOMIC_ARITH(T, T, T)                            \
-		default:                                                     \
-			return false;                                        \
-		}                                                            \
+#define GBA_ATOMIC_FLOAT_FN(name, T)                                           \
+	static bool name(enum fi_op op, T old, T opnd, T cmp, T *out)          \
+	{                                                                      \
+		switch (op) {                                                  \
+			GBA_ATOMIC_ARITH(T, T, T)                              \
+		default:                                                       \
+			return false;                                          \
+		}                                                              \
 	}
 
 GBA_ATOMIC_INT_FN(gba_op_i8, int8_t, uint8_t)
@@ -187,9 +186,8 @@ GBA_ATOMIC_FLOAT_FN(gba_op_double, double)
  * Compute the new raw value of an element (@size bytes, in the low bytes
  * of the uint64_t's) for @dt/@op.  False: leave the target unchanged.
  */
-static bool gba_atomic_compute(enum fi_datatype dt, enum fi_op op,
-			       uint64_t old, const void *opnd,
-			       const void *cmp, uint64_t *out)
+static bool gba_atomic_compute(enum fi_datatype dt, enum fi_op op, uint64_t old,
+			       const void *opnd, const void *cmp, uint64_t *out)
 {
 	union {
 		int8_t i8;
@@ -202,7 +200,7 @@ static bool gba_atomic_compute(enum fi_datatype dt, enum fi_op op,
 		uint64_t u64;
 		float f;
 		double d;
-	} o = { .u64 = old }, a = { 0 }, c = { 0 }, r = { 0 };
+	} o = {.u64 = old}, a = {0}, c = {0}, r = {0};
 	size_t size = gba_atomic_size(dt);
 	bool ret = false;
 
@@ -252,29 +250,29 @@ static bool gba_atomic_compute(enum fi_datatype dt, enum fi_op op,
  * One element: apply @op at @target atomically; the previous value goes
  * to @result (may be NULL).
  */
-#define GBA_ATOMIC_ELEM(T)                                                   \
-	do {                                                                 \
-		T *t = target, old, nv;                                      \
-		uint64_t o64 = 0, n64;                                       \
-		if (op == FI_ATOMIC_READ) {                                  \
-			old = __atomic_load_n(t, __ATOMIC_ACQUIRE);          \
-		} else if (op == FI_ATOMIC_WRITE) {                          \
-			memcpy(&nv, opnd, sizeof(T));                        \
-			old = __atomic_exchange_n(t, nv, __ATOMIC_ACQ_REL);  \
-		} else {                                                     \
-			old = __atomic_load_n(t, __ATOMIC_RELAXED);          \
-			do {                                                 \
-				memcpy(&o64, &old, sizeof(T));               \
-				if (!gba_atomic_compute(dt, op, o64, opnd,   \
-							cmp, &n64))          \
-					break;                               \
-				memcpy(&nv, &n64, sizeof(T));                \
-			} while (!__atomic_compare_exchange_n(               \
-				t, &old, nv, false, __ATOMIC_ACQ_REL,        \
-				__ATOMIC_RELAXED));                          \
-		}                                                            \
-		if (result)                                                  \
-			memcpy(result, &old, sizeof(T));                     \
+#define GBA_ATOMIC_ELEM(T)                                                     \
+	do {                                                                   \
+		T *t = target, old, nv;                                        \
+		uint64_t o64 = 0, n64;                                         \
+		if (op == FI_ATOMIC_READ) {                                    \
+			old = __atomic_load_n(t, __ATOMIC_ACQUIRE);            \
+		} else if (op == FI_ATOMIC_WRITE) {                            \
+			memcpy(&nv, opnd, sizeof(T));                          \
+			old = __atomic_exchange_n(t, nv, __ATOMIC_ACQ_REL);    \
+		} else {                                                       \
+			old = __atomic_load_n(t, __ATOMIC_RELAXED);            \
+			do {                                                   \
+				memcpy(&o64, &old, sizeof(T));                 \
+				if (!gba_atomic_compute(dt, op, o64, opnd,     \
+							cmp, &n64))            \
+					break;                                 \
+				memcpy(&nv, &n64, sizeof(T));                  \
+			} while (!__atomic_compare_exchange_n(                 \
+				t, &old, nv, false, __ATOMIC_ACQ_REL,          \
+				__ATOMIC_RELAXED));                            \
+		}                                                              \
+		if (result)                                                    \
+			memcpy(result, &old, sizeof(T));                       \
 	} while (0)
 
 static void gba_atomic_elem(enum fi_datatype dt, enum fi_op op, void *target,
@@ -366,11 +364,10 @@ static int gba_atomic_check(const struct gba_atomic_op *a, size_t *elems)
 				    n, a->rma.count);
 	if (!a->rma.count ||
 	    a->rma.count * gba_atomic_size(a->dt) > GBA_ATOMIC_MAX_BYTES)
-		return GBA_WARN_RET(FI_LOG_EP_DATA, -FI_EINVAL,
-				    "atomic: %zu elements (1..%zu)\n",
-				    a->rma.count,
-				    GBA_ATOMIC_MAX_BYTES /
-					    gba_atomic_size(a->dt));
+		return GBA_WARN_RET(
+			FI_LOG_EP_DATA, -FI_EINVAL,
+			"atomic: %zu elements (1..%zu)\n", a->rma.count,
+			GBA_ATOMIC_MAX_BYTES / gba_atomic_size(a->dt));
 	if (a->kind != GBA_ATOMIC_WRITE) {
 		m = gba_ioc_elems(a->res, a->res_count);
 		if (m != (ssize_t)a->rma.count)
@@ -394,9 +391,9 @@ static int gba_atomic_check(const struct gba_atomic_op *a, size_t *elems)
 /* Perform @a and report it.  Shared by verbs and triggers.  0 or -FI_E*. */
 static ssize_t gba_atomic_do(struct gba_ep *ep, const struct gba_atomic_op *a)
 {
-	struct gba_ioc_iter opnd = { a->iov, a->iov_count, 0, 0, 0 };
-	struct gba_ioc_iter cmp = { a->cmp, a->cmp_count, 0, 0, 0 };
-	struct gba_ioc_iter res = { a->res, a->res_count, 0, 0, 0 };
+	struct gba_ioc_iter opnd = {a->iov, a->iov_count, 0, 0, 0};
+	struct gba_ioc_iter cmp = {a->cmp, a->cmp_count, 0, 0, 0};
+	struct gba_ioc_iter res = {a->res, a->res_count, 0, 0, 0};
 	size_t size = gba_atomic_size(a->dt), elems = 0, i;
 	struct gba_ep *peer = NULL;
 	bool write = a->kind == GBA_ATOMIC_WRITE;
@@ -408,12 +405,11 @@ static ssize_t gba_atomic_do(struct gba_ep *ep, const struct gba_atomic_op *a)
 		return ret;
 	if (!(a->flags & GBA_FLAG_NO_CQ) && !gba_ep_tx_has_space(ep))
 		return -FI_EAGAIN;
-	ret = gba_rma_resolve(ep, a->dest, a->rma.addr, a->rma.key,
-			      elems * size,
-			      a->op == FI_ATOMIC_READ ?
-				      FI_REMOTE_READ :
-				      FI_REMOTE_READ | FI_REMOTE_WRITE,
-			      &peer, (void **)&target);
+	ret = gba_rma_resolve(
+		ep, a->dest, a->rma.addr, a->rma.key, elems * size,
+		a->op == FI_ATOMIC_READ ? FI_REMOTE_READ
+					: FI_REMOTE_READ | FI_REMOTE_WRITE,
+		&peer, (void **)&target);
 	if (ret < 0)
 		return ret;
 	if (!ret && ((uintptr_t)target & (size - 1))) {
@@ -425,14 +421,13 @@ static ssize_t gba_atomic_do(struct gba_ep *ep, const struct gba_atomic_op *a)
 	if (!ret) {
 		opnd.size = cmp.size = res.size = size;
 		for (i = 0; i < elems; i++, target += size)
-			gba_atomic_elem(a->dt, a->op, target,
-					a->op == FI_ATOMIC_READ ?
-						NULL :
-						gba_ioc_next(&opnd),
-					a->kind == GBA_ATOMIC_CMP ?
-						gba_ioc_next(&cmp) :
-						NULL,
-					write ? NULL : gba_ioc_next(&res));
+			gba_atomic_elem(
+				a->dt, a->op, target,
+				a->op == FI_ATOMIC_READ ? NULL
+							: gba_ioc_next(&opnd),
+				a->kind == GBA_ATOMIC_CMP ? gba_ioc_next(&cmp)
+							  : NULL,
+				write ? NULL : gba_ioc_next(&res));
 	}
 	gba_rma_report(ep, peer, ret, write ? GBA_CNTR_WRITE : GBA_CNTR_READ,
 		       a->flags | FI_ATOMIC | (write ? FI_WRITE : FI_READ),
@@ -442,12 +437,12 @@ static ssize_t gba_atomic_do(struct gba_ep *ep, const struct gba_atomic_op *a)
 
 /* A triggered atomic: copies of the caller's arrays (and inject data). */
 struct gba_atomic_trigger {
-	struct gba_trigger base;	/* first: freed with free() */
+	struct gba_trigger base; /* first: freed with free() */
 	struct gba_atomic_op a;
 	struct fi_ioc iov[GBA_IOV_LIMIT];
 	struct fi_ioc cmp[GBA_IOV_LIMIT];
 	struct fi_ioc res[GBA_IOV_LIMIT];
-	uint8_t payload[GBA_ATOMIC_MAX_BYTES];	/* FI_INJECT operands */
+	uint8_t payload[GBA_ATOMIC_MAX_BYTES]; /* FI_INJECT operands */
 };
 
 static void gba_atomic_trigger_run(struct gba_trigger *trig)
@@ -458,9 +453,8 @@ static void gba_atomic_trigger_run(struct gba_trigger *trig)
 	ret = gba_atomic_do(trig->ep, &at->a);
 	if (ret)
 		gba_ep_tx_error(trig->ep,
-				at->a.kind == GBA_ATOMIC_WRITE ?
-					GBA_CNTR_WRITE :
-					GBA_CNTR_READ,
+				at->a.kind == GBA_ATOMIC_WRITE ? GBA_CNTR_WRITE
+							       : GBA_CNTR_READ,
 				at->a.flags | FI_ATOMIC, at->a.context,
 				(int)-ret, 0, NULL, 0);
 }
@@ -495,11 +489,10 @@ static ssize_t gba_atomic_trigger(struct gba_ep *ep,
 	at->a.cmp = at->cmp;
 	at->a.res = at->res;
 	if ((a->flags & FI_INJECT) && a->op != FI_ATOMIC_READ) {
-		struct gba_ioc_iter it = { a->iov, a->iov_count, 0, 0, size };
+		struct gba_ioc_iter it = {a->iov, a->iov_count, 0, 0, size};
 
 		for (i = 0; i < elems; i++)
-			memcpy(at->payload + i * size, gba_ioc_next(&it),
-			       size);
+			memcpy(at->payload + i * size, gba_ioc_next(&it), size);
 		at->iov[0].addr = at->payload;
 		at->iov[0].count = elems;
 		at->a.iov_count = 1;
@@ -546,11 +539,16 @@ static ssize_t gba_atomic_write(struct fid_ep *ep, const void *buf,
 				enum fi_datatype datatype, enum fi_op op,
 				void *context)
 {
-	struct fi_ioc ioc = { (void *)buf, count };
+	struct fi_ioc ioc = {(void *)buf, count};
 	struct gba_atomic_op a = {
-		.kind = GBA_ATOMIC_WRITE, .iov = &ioc, .iov_count = 1,
-		.dest = dest_addr, .rma = { addr, count, key },
-		.dt = datatype, .op = op, .flags = gba_atomic_opflags(ep),
+		.kind = GBA_ATOMIC_WRITE,
+		.iov = &ioc,
+		.iov_count = 1,
+		.dest = dest_addr,
+		.rma = {addr, count, key},
+		.dt = datatype,
+		.op = op,
+		.flags = gba_atomic_opflags(ep),
 		.context = context,
 	};
 
@@ -559,16 +557,21 @@ static ssize_t gba_atomic_write(struct fid_ep *ep, const void *buf,
 
 /* fi_atomicv(3): operands from @count fi_ioc entries. */
 static ssize_t gba_atomic_writev(struct fid_ep *ep, const struct fi_ioc *iov,
-				 void **desc, size_t count,
-				 fi_addr_t dest_addr, uint64_t addr,
-				 uint64_t key, enum fi_datatype datatype,
-				 enum fi_op op, void *context)
+				 void **desc, size_t count, fi_addr_t dest_addr,
+				 uint64_t addr, uint64_t key,
+				 enum fi_datatype datatype, enum fi_op op,
+				 void *context)
 {
 	ssize_t n = gba_ioc_elems(iov, count);
 	struct gba_atomic_op a = {
-		.kind = GBA_ATOMIC_WRITE, .iov = iov, .iov_count = count,
-		.dest = dest_addr, .rma = { addr, n < 0 ? 0 : (size_t)n, key },
-		.dt = datatype, .op = op, .flags = gba_atomic_opflags(ep),
+		.kind = GBA_ATOMIC_WRITE,
+		.iov = iov,
+		.iov_count = count,
+		.dest = dest_addr,
+		.rma = {addr, n < 0 ? 0 : (size_t)n, key},
+		.dt = datatype,
+		.op = op,
+		.flags = gba_atomic_opflags(ep),
 		.context = context,
 	};
 
@@ -592,8 +595,7 @@ static int gba_atomic_msg_check(const struct fi_msg_atomic *msg)
 /* Fill @a from @msg. */
 static void gba_atomic_from_msg(struct gba_atomic_op *a,
 				enum gba_atomic_kind kind,
-				const struct fi_msg_atomic *msg,
-				uint64_t flags)
+				const struct fi_msg_atomic *msg, uint64_t flags)
 {
 	a->kind = kind;
 	a->iov = msg->msg_iov;
@@ -616,7 +618,7 @@ static ssize_t gba_atomic_writemsg(struct fid_ep *ep,
 				   const struct fi_msg_atomic *msg,
 				   uint64_t flags)
 {
-	struct gba_atomic_op a = { 0 };
+	struct gba_atomic_op a = {0};
 	int ret = gba_atomic_msg_check(msg);
 
 	if (ret)
@@ -631,11 +633,15 @@ static ssize_t gba_atomic_inject(struct fid_ep *ep, const void *buf,
 				 uint64_t addr, uint64_t key,
 				 enum fi_datatype datatype, enum fi_op op)
 {
-	struct fi_ioc ioc = { (void *)buf, count };
+	struct fi_ioc ioc = {(void *)buf, count};
 	struct gba_atomic_op a = {
-		.kind = GBA_ATOMIC_WRITE, .iov = &ioc, .iov_count = 1,
-		.dest = dest_addr, .rma = { addr, count, key },
-		.dt = datatype, .op = op,
+		.kind = GBA_ATOMIC_WRITE,
+		.iov = &ioc,
+		.iov_count = 1,
+		.dest = dest_addr,
+		.rma = {addr, count, key},
+		.dt = datatype,
+		.op = op,
 		.flags = FI_INJECT | GBA_FLAG_NO_CQ,
 	};
 
@@ -654,13 +660,20 @@ static ssize_t gba_atomic_readwrite(struct fid_ep *ep, const void *buf,
 				    enum fi_datatype datatype, enum fi_op op,
 				    void *context)
 {
-	struct fi_ioc ioc = { (void *)buf, buf ? count : 0 };
-	struct fi_ioc res = { result, count };
+	struct fi_ioc ioc = {(void *)buf, buf ? count : 0};
+	struct fi_ioc res = {result, count};
 	struct gba_atomic_op a = {
-		.kind = GBA_ATOMIC_FETCH, .iov = &ioc, .iov_count = 1,
-		.res = &res, .res_count = 1, .dest = dest_addr,
-		.rma = { addr, count, key }, .dt = datatype, .op = op,
-		.flags = gba_atomic_opflags(ep), .context = context,
+		.kind = GBA_ATOMIC_FETCH,
+		.iov = &ioc,
+		.iov_count = 1,
+		.res = &res,
+		.res_count = 1,
+		.dest = dest_addr,
+		.rma = {addr, count, key},
+		.dt = datatype,
+		.op = op,
+		.flags = gba_atomic_opflags(ep),
+		.context = context,
 	};
 
 	return gba_atomic_post(ep, &a);
@@ -677,10 +690,16 @@ static ssize_t gba_atomic_readwritev(struct fid_ep *ep,
 {
 	ssize_t n = gba_ioc_elems(resultv, result_count);
 	struct gba_atomic_op a = {
-		.kind = GBA_ATOMIC_FETCH, .iov = iov, .iov_count = count,
-		.res = resultv, .res_count = result_count,
-		.dest = dest_addr, .rma = { addr, n < 0 ? 0 : (size_t)n, key },
-		.dt = datatype, .op = op, .flags = gba_atomic_opflags(ep),
+		.kind = GBA_ATOMIC_FETCH,
+		.iov = iov,
+		.iov_count = count,
+		.res = resultv,
+		.res_count = result_count,
+		.dest = dest_addr,
+		.rma = {addr, n < 0 ? 0 : (size_t)n, key},
+		.dt = datatype,
+		.op = op,
+		.flags = gba_atomic_opflags(ep),
 		.context = context,
 	};
 
@@ -691,10 +710,10 @@ static ssize_t gba_atomic_readwritev(struct fid_ep *ep,
 static ssize_t gba_atomic_readwritemsg(struct fid_ep *ep,
 				       const struct fi_msg_atomic *msg,
 				       struct fi_ioc *resultv,
-				       void **result_desc,
-				       size_t result_count, uint64_t flags)
+				       void **result_desc, size_t result_count,
+				       uint64_t flags)
 {
-	struct gba_atomic_op a = { 0 };
+	struct gba_atomic_op a = {0};
 	int ret = gba_atomic_msg_check(msg);
 
 	if (ret)
@@ -719,14 +738,22 @@ static ssize_t gba_atomic_compwrite(struct fid_ep *ep, const void *buf,
 				    uint64_t key, enum fi_datatype datatype,
 				    enum fi_op op, void *context)
 {
-	struct fi_ioc ioc = { (void *)buf, count };
-	struct fi_ioc cmp = { (void *)compare, count };
-	struct fi_ioc res = { result, count };
+	struct fi_ioc ioc = {(void *)buf, count};
+	struct fi_ioc cmp = {(void *)compare, count};
+	struct fi_ioc res = {result, count};
 	struct gba_atomic_op a = {
-		.kind = GBA_ATOMIC_CMP, .iov = &ioc, .iov_count = 1,
-		.cmp = &cmp, .cmp_count = 1, .res = &res, .res_count = 1,
-		.dest = dest_addr, .rma = { addr, count, key },
-		.dt = datatype, .op = op, .flags = gba_atomic_opflags(ep),
+		.kind = GBA_ATOMIC_CMP,
+		.iov = &ioc,
+		.iov_count = 1,
+		.cmp = &cmp,
+		.cmp_count = 1,
+		.res = &res,
+		.res_count = 1,
+		.dest = dest_addr,
+		.rma = {addr, count, key},
+		.dt = datatype,
+		.op = op,
+		.flags = gba_atomic_opflags(ep),
 		.context = context,
 	};
 
@@ -743,24 +770,32 @@ static ssize_t gba_atomic_compwritev(
 {
 	ssize_t n = gba_ioc_elems(iov, count);
 	struct gba_atomic_op a = {
-		.kind = GBA_ATOMIC_CMP, .iov = iov, .iov_count = count,
-		.cmp = comparev, .cmp_count = compare_count, .res = resultv,
-		.res_count = result_count, .dest = dest_addr,
-		.rma = { addr, n < 0 ? 0 : (size_t)n, key }, .dt = datatype,
-		.op = op, .flags = gba_atomic_opflags(ep), .context = context,
+		.kind = GBA_ATOMIC_CMP,
+		.iov = iov,
+		.iov_count = count,
+		.cmp = comparev,
+		.cmp_count = compare_count,
+		.res = resultv,
+		.res_count = result_count,
+		.dest = dest_addr,
+		.rma = {addr, n < 0 ? 0 : (size_t)n, key},
+		.dt = datatype,
+		.op = op,
+		.flags = gba_atomic_opflags(ep),
+		.context = context,
 	};
 
 	return gba_atomic_post(ep, &a);
 }
 
 /* fi_compare_atomicmsg(3): flags as fi_atomicmsg. */
-static ssize_t gba_atomic_compwritemsg(
-	struct fid_ep *ep, const struct fi_msg_atomic *msg,
-	const struct fi_ioc *comparev, void **compare_desc,
-	size_t compare_count, struct fi_ioc *resultv, void **result_desc,
-	size_t result_count, uint64_t flags)
+static ssize_t
+gba_atomic_compwritemsg(struct fid_ep *ep, const struct fi_msg_atomic *msg,
+			const struct fi_ioc *comparev, void **compare_desc,
+			size_t compare_count, struct fi_ioc *resultv,
+			void **result_desc, size_t result_count, uint64_t flags)
 {
-	struct gba_atomic_op a = { 0 };
+	struct gba_atomic_op a = {0};
 	int ret = gba_atomic_msg_check(msg);
 
 	if (ret)
@@ -832,8 +867,7 @@ struct fi_ops_atomic gba_ep_atomic_ops = {
  * the table at the top of this file).
  */
 int gba_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
-		     enum fi_op op, struct fi_atomic_attr *attr,
-		     uint64_t flags)
+		     enum fi_op op, struct fi_atomic_attr *attr, uint64_t flags)
 {
 	enum gba_atomic_kind kind;
 	size_t count;

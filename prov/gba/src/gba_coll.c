@@ -67,25 +67,25 @@ struct gba_barrier_op {
 
 /* A joined collective (fi_join_collective's struct fid_mc). */
 struct gba_mc {
-	struct fid_mc mc_fid;		/* mc_fid.fi_addr: the coll_addr */
+	struct fid_mc mc_fid; /* mc_fid.fi_addr: the coll_addr */
 	struct gba_ep *ep;
 	struct gba_av_set *set;
 	struct gba_group *grp;
 	uint32_t member_id;
 	uint32_t member_count;
-	TAILQ_ENTRY(gba_mc) entry;	/* ep->mcs */
+	TAILQ_ENTRY(gba_mc) entry; /* ep->mcs */
 	/* Queue of barriers; the one at @head has arrived if in_flight. */
 	struct gba_barrier_op ops[GBA_MC_QUEUE];
 	uint64_t head, tail;
 	bool in_flight;
-	uint32_t seq;			/* sequence of the head's arrival */
-	uint64_t arrive_ms;		/* when it arrived (timeout) */
-	uint32_t polls;			/* since the last clock read */
-	uint32_t waits;			/* unreleased polls of the head */
-	uint32_t spin_polls;		/* waits before yielding */
-	int error;			/* sticky: positive FI_E* or 0 */
-	int prov_errno;			/* positive core errno */
-	uint64_t error_info;		/* ERROR_INFO when it failed */
+	uint32_t seq;	     /* sequence of the head's arrival */
+	uint64_t arrive_ms;  /* when it arrived (timeout) */
+	uint32_t polls;	     /* since the last clock read */
+	uint32_t waits;	     /* unreleased polls of the head */
+	uint32_t spin_polls; /* waits before yielding */
+	int error;	     /* sticky: positive FI_E* or 0 */
+	int prov_errno;	     /* positive core errno */
+	uint64_t error_info; /* ERROR_INFO when it failed */
 };
 
 /* How many times this endpoint joined a given member list. */
@@ -97,17 +97,17 @@ struct gba_join_count {
 
 /* A triggered barrier waiting for its counter (gba_trigger.c). */
 struct gba_barrier_trigger {
-	struct gba_trigger base;	/* first: freed with free() */
+	struct gba_trigger base; /* first: freed with free() */
 	fi_addr_t coll_addr;
 	uint64_t flags;
-	void *context;			/* the struct fi_triggered_context */
+	void *context; /* the struct fi_triggered_context */
 };
 
 /* A completion collected under the endpoint lock, reported after it. */
 struct gba_coll_done {
 	void *context;
 	uint64_t flags;
-	int err;			/* positive FI_E* or 0 */
+	int err; /* positive FI_E* or 0 */
 	int prov_errno;
 	uint64_t error_info;
 };
@@ -122,8 +122,8 @@ static struct gba_mc *gba_mc_find(struct gba_ep *ep, fi_addr_t coll_addr)
 	struct gba_mc *mc;
 
 	TAILQ_FOREACH(mc, &ep->mcs, entry)
-		if (mc->mc_fid.fi_addr == coll_addr)
-			return mc;
+	if (mc->mc_fid.fi_addr == coll_addr)
+		return mc;
 	return NULL;
 }
 
@@ -154,7 +154,7 @@ static void gba_mc_arrive(struct gba_mc *mc)
 /* Record a device error on @mc; later barriers fail with it.  Locked. */
 static void gba_mc_fail(struct gba_mc *mc, int err)
 {
-	struct gba_group_diag diag = { 0 };
+	struct gba_group_diag diag = {0};
 
 	mc->error = -gba_errno_to_fi(err);
 	mc->prov_errno = -err;
@@ -218,13 +218,13 @@ static void gba_coll_report(struct gba_ep *ep, struct gba_coll_done *done,
 
 	for (i = 0; i < n; i++) {
 		if (done[i].err)
-			gba_ep_tx_error(ep, GBA_CNTR_SEND, done[i].flags,
-					done[i].context, done[i].err,
-					done[i].prov_errno,
-					done[i].error_info ? &done[i].error_info
-							   : NULL,
-					done[i].error_info ?
-						sizeof(done[i].error_info) : 0);
+			gba_ep_tx_error(
+				ep, GBA_CNTR_SEND, done[i].flags,
+				done[i].context, done[i].err,
+				done[i].prov_errno,
+				done[i].error_info ? &done[i].error_info : NULL,
+				done[i].error_info ? sizeof(done[i].error_info)
+						   : 0);
 		else
 			gba_ep_tx_complete(ep, GBA_CNTR_SEND, done[i].flags,
 					   done[i].context, 0);
@@ -246,9 +246,9 @@ void gba_coll_progress(struct gba_ep *ep)
 	do {
 		n = 0;
 		gba_lock_acquire(&ep->lock);
-		TAILQ_FOREACH(mc, &ep->mcs, entry) {
-			while (n < GBA_COLL_BATCH &&
-			       gba_mc_poll(mc, &done[n]))
+		TAILQ_FOREACH(mc, &ep->mcs, entry)
+		{
+			while (n < GBA_COLL_BATCH && gba_mc_poll(mc, &done[n]))
 				n++;
 			if (mc->in_flight && mc->waits >= mc->spin_polls)
 				yield = true;
@@ -285,8 +285,7 @@ static ssize_t gba_barrier_post(struct gba_ep *ep, fi_addr_t coll_addr,
 				    "fi_mc_addr of the joined fid_mc)\n",
 				    (unsigned long long)coll_addr);
 	}
-	if (mc->tail - mc->head >= GBA_MC_QUEUE ||
-	    !gba_ep_tx_has_space(ep)) {
+	if (mc->tail - mc->head >= GBA_MC_QUEUE || !gba_ep_tx_has_space(ep)) {
 		gba_lock_release(&ep->lock);
 		return -FI_EAGAIN;
 	}
@@ -306,8 +305,7 @@ static void gba_barrier_trigger_run(struct gba_trigger *trig)
 	struct gba_barrier_trigger *bt = (struct gba_barrier_trigger *)trig;
 	ssize_t ret;
 
-	ret = gba_barrier_post(trig->ep, bt->coll_addr, bt->flags,
-			       bt->context);
+	ret = gba_barrier_post(trig->ep, bt->coll_addr, bt->flags, bt->context);
 	if (ret)
 		gba_ep_tx_error(trig->ep, GBA_CNTR_SEND,
 				bt->flags | FI_COLLECTIVE, bt->context,
@@ -396,7 +394,8 @@ ssize_t gba_coll_cancel(struct gba_ep *ep, void *context)
 	bool found = false;
 
 	gba_lock_acquire(&ep->lock);
-	TAILQ_FOREACH(mc, &ep->mcs, entry) {
+	TAILQ_FOREACH(mc, &ep->mcs, entry)
+	{
 		first = mc->head + (mc->in_flight ? 1 : 0);
 		for (i = first; i != mc->tail; i++)
 			if (mc->ops[i % GBA_MC_QUEUE].context == context)
@@ -433,11 +432,10 @@ static ssize_t gba_no_broadcast(struct fid_ep *ep, void *buf, size_t count,
 	return -FI_ENOSYS;
 }
 
-static ssize_t gba_no_alltoall(struct fid_ep *ep, const void *buf,
-			       size_t count, void *desc, void *result,
-			       void *result_desc, fi_addr_t coll_addr,
-			       enum fi_datatype datatype, uint64_t flags,
-			       void *context)
+static ssize_t gba_no_alltoall(struct fid_ep *ep, const void *buf, size_t count,
+			       void *desc, void *result, void *result_desc,
+			       fi_addr_t coll_addr, enum fi_datatype datatype,
+			       uint64_t flags, void *context)
 {
 	return -FI_ENOSYS;
 }
@@ -451,25 +449,26 @@ static ssize_t gba_no_allreduce(struct fid_ep *ep, const void *buf,
 	return -FI_ENOSYS;
 }
 
-static ssize_t gba_no_reduce(struct fid_ep *ep, const void *buf,
-			     size_t count, void *desc, void *result,
-			     void *result_desc, fi_addr_t coll_addr,
-			     fi_addr_t root_addr, enum fi_datatype datatype,
-			     enum fi_op op, uint64_t flags, void *context)
+static ssize_t gba_no_reduce(struct fid_ep *ep, const void *buf, size_t count,
+			     void *desc, void *result, void *result_desc,
+			     fi_addr_t coll_addr, fi_addr_t root_addr,
+			     enum fi_datatype datatype, enum fi_op op,
+			     uint64_t flags, void *context)
 {
 	return -FI_ENOSYS;
 }
 
-static ssize_t gba_no_scatter(struct fid_ep *ep, const void *buf,
-			      size_t count, void *desc, void *result,
-			      void *result_desc, fi_addr_t coll_addr,
-			      fi_addr_t root_addr, enum fi_datatype datatype,
-			      uint64_t flags, void *context)
+static ssize_t gba_no_scatter(struct fid_ep *ep, const void *buf, size_t count,
+			      void *desc, void *result, void *result_desc,
+			      fi_addr_t coll_addr, fi_addr_t root_addr,
+			      enum fi_datatype datatype, uint64_t flags,
+			      void *context)
 {
 	return -FI_ENOSYS;
 }
 
-static ssize_t gba_no_msg(struct fid_ep *ep, const struct fi_msg_collective *msg,
+static ssize_t gba_no_msg(struct fid_ep *ep,
+			  const struct fi_msg_collective *msg,
 			  struct fi_ioc *resultv, void **result_desc,
 			  size_t result_count, uint64_t flags)
 {
@@ -597,7 +596,8 @@ void gba_coll_fini(struct gba_ep *ep)
 {
 	struct gba_join_count *jc, *tmp;
 
-	HASH_ITER(hh, ep->join_counts, jc, tmp) {
+	HASH_ITER(hh, ep->join_counts, jc, tmp)
+	{
 		HASH_DEL(ep->join_counts, jc);
 		free(jc);
 	}
@@ -651,11 +651,11 @@ static int gba_join_members(struct gba_ep *ep, struct gba_av_set *set,
 		a = gba_av_addr(set->av, set->members[i]);
 		if (!a) {
 			free(*addrs);
-			return GBA_WARN_RET(FI_LOG_EP_CTRL, -FI_EINVAL,
-					    "join: set member fi_addr %llu "
-					    "was removed from the AV\n",
-					    (unsigned long long)
-						    set->members[i]);
+			return GBA_WARN_RET(
+				FI_LOG_EP_CTRL, -FI_EINVAL,
+				"join: set member fi_addr %llu "
+				"was removed from the AV\n",
+				(unsigned long long)set->members[i]);
 		}
 		(*addrs)[i] = *a;
 		if (!found && gba_addr_equal(a, &ep->addr)) {
@@ -673,9 +673,8 @@ static int gba_join_members(struct gba_ep *ep, struct gba_av_set *set,
 }
 
 /* Check the arguments of a join; the set to join in *@setp. */
-static int gba_join_check(struct gba_ep *ep, const void *addr,
-			  uint64_t flags, struct fid_mc **mc,
-			  struct gba_av_set **setp)
+static int gba_join_check(struct gba_ep *ep, const void *addr, uint64_t flags,
+			  struct fid_mc **mc, struct gba_av_set **setp)
 {
 	const struct fi_collective_addr *caddr = addr;
 	struct gba_av_set *set;
@@ -688,11 +687,11 @@ static int gba_join_check(struct gba_ep *ep, const void *addr,
 				    "fi_join: multicast groups are not "
 				    "supported (use fi_join_collective)\n");
 	if (flags & ~FI_COLLECTIVE)
-		return GBA_WARN_RET(FI_LOG_EP_CTRL, -FI_EBADFLAGS,
-				    "fi_join_collective: flags 0x%llx not "
-				    "supported\n",
-				    (unsigned long long)(flags &
-							 ~FI_COLLECTIVE));
+		return GBA_WARN_RET(
+			FI_LOG_EP_CTRL, -FI_EBADFLAGS,
+			"fi_join_collective: flags 0x%llx not "
+			"supported\n",
+			(unsigned long long)(flags & ~FI_COLLECTIVE));
 	if (!(ep->caps & FI_COLLECTIVE))
 		return GBA_WARN_RET(FI_LOG_EP_CTRL, -FI_EOPNOTSUPP,
 				    "fi_join_collective: endpoint opened "
@@ -705,9 +704,9 @@ static int gba_join_check(struct gba_ep *ep, const void *addr,
 		return GBA_WARN_RET(FI_LOG_EP_CTRL, -FI_ENOEQ,
 				    "fi_join_collective: no EQ bound (the "
 				    "join completes on the EQ)\n");
-	set = caddr->set ? gba_av_set_from_addr(
-				   (fi_addr_t)(uintptr_t)caddr->set) :
-			   gba_av_set_from_addr(caddr->coll_addr);
+	set = caddr->set
+		      ? gba_av_set_from_addr((fi_addr_t)(uintptr_t)caddr->set)
+		      : gba_av_set_from_addr(caddr->coll_addr);
 	if (!set)
 		return GBA_WARN_RET(FI_LOG_EP_CTRL, -FI_EINVAL,
 				    "fi_join_collective: no gba AV set\n");
@@ -770,7 +769,7 @@ int gba_ep_join(struct fid_ep *ep_fid, const void *addr, uint64_t flags,
 		struct fid_mc **mcp, void *context)
 {
 	struct gba_ep *ep = container_of(ep_fid, struct gba_ep, ep_fid);
-	struct gba_group_attr gattr = { 0 };
+	struct gba_group_attr gattr = {0};
 	struct gba_join_count *jc = NULL;
 	struct gba_addr *addrs = NULL;
 	struct gba_av_set *set;
@@ -810,10 +809,10 @@ int gba_ep_join(struct fid_ep *ep_fid, const void *addr, uint64_t flags,
 				   "fi_join_collective: device group for %u "
 				   "members: %s%s\n",
 				   gattr.member_count, strerror(-ret),
-				   ret == -ENOSPC ?
-					   " (all hardware groups in use; "
-					   "close a collective first)" :
-					   "");
+				   ret == -ENOSPC
+					   ? " (all hardware groups in use; "
+					     "close a collective first)"
+					   : "");
 		gba_lock_acquire(&ep->lock);
 		jc->joins--;
 		gba_lock_release(&ep->lock);
@@ -846,8 +845,7 @@ int gba_ep_join(struct fid_ep *ep_fid, const void *addr, uint64_t flags,
 	}
 	FI_INFO(&gba_prov, FI_LOG_EP_CTRL,
 		"joined collective: member %u of %u, key 0x%llx\n",
-		mc->member_id, mc->member_count,
-		(unsigned long long)gattr.key);
+		mc->member_id, mc->member_count, (unsigned long long)gattr.key);
 	*mcp = &mc->mc_fid;
 	return 0;
 

@@ -71,9 +71,8 @@ static void gba_cq_progress(struct gba_cq *cq, bool *pending)
  */
 bool gba_cq_has_space(struct gba_cq *cq, size_t n)
 {
-	uint64_t err_used =
-		__atomic_load_n(&cq->err_tail, __ATOMIC_RELAXED) -
-		__atomic_load_n(&cq->err_head, __ATOMIC_RELAXED);
+	uint64_t err_used = __atomic_load_n(&cq->err_tail, __ATOMIC_RELAXED) -
+			    __atomic_load_n(&cq->err_head, __ATOMIC_RELAXED);
 
 	/*
 	 * No lock: as with one, another writer may take the room before
@@ -160,8 +159,7 @@ int gba_cq_write_error_data(struct gba_cq *cq, void *context, uint64_t flags,
 	ee->err_data_size = err_data_size;
 	if (err_data_size)
 		memcpy(ee->err_data, err_data, err_data_size);
-	__atomic_store_n(&cq->err_tail, cq->err_tail + 1,
-			 __ATOMIC_RELAXED);
+	__atomic_store_n(&cq->err_tail, cq->err_tail + 1, __ATOMIC_RELAXED);
 
 	e = gba_cq_slot(cq, tail);
 	e->op_context = context;
@@ -381,8 +379,7 @@ static ssize_t gba_cq_readerr(struct fid_cq *cq_fid,
 		       offsetof(struct fi_cq_err_entry, err_data) +
 			       sizeof(tmp.err_data));
 	}
-	__atomic_store_n(&cq->err_head, cq->err_head + 1,
-			 __ATOMIC_RELAXED);
+	__atomic_store_n(&cq->err_head, cq->err_head + 1, __ATOMIC_RELAXED);
 	atomic_store_explicit(&cq->head, head + 1, memory_order_release);
 	gba_lock_release(&cq->lock);
 	return 1;

@@ -22,8 +22,8 @@
 
 /* Every live endpoint of the process (gba_ep_target, unique ep ids). */
 static pthread_mutex_t gba_ep_registry_lock = PTHREAD_MUTEX_INITIALIZER;
-static LIST_HEAD(, gba_ep) gba_ep_registry =
-	LIST_HEAD_INITIALIZER(gba_ep_registry);
+static LIST_HEAD(, gba_ep)
+	gba_ep_registry = LIST_HEAD_INITIALIZER(gba_ep_registry);
 
 static struct fi_ops gba_ep_fi_ops;
 
@@ -32,8 +32,8 @@ struct gba_ep *gba_ep_of(struct fid_ep *ep_fid)
 {
 	if (!ep_fid || ep_fid->fid.fclass != FI_CLASS_EP ||
 	    ep_fid->fid.ops != &gba_ep_fi_ops) {
-		FI_WARN(&gba_prov, FI_LOG_EP_DATA,
-			"not a gba endpoint: %p\n", (void *)ep_fid);
+		FI_WARN(&gba_prov, FI_LOG_EP_DATA, "not a gba endpoint: %p\n",
+			(void *)ep_fid);
 		return NULL;
 	}
 	return container_of(ep_fid, struct gba_ep, ep_fid);
@@ -53,8 +53,8 @@ static struct gba_ep *gba_ep_registry_find(const struct gba_addr *addr)
 	struct gba_ep *ep;
 
 	LIST_FOREACH(ep, &gba_ep_registry, registry)
-		if (gba_ep_addr_same(&ep->addr, addr))
-			return ep;
+	if (gba_ep_addr_same(&ep->addr, addr))
+		return ep;
 	return NULL;
 }
 
@@ -102,8 +102,8 @@ int gba_ep_target(struct gba_ep *ep, fi_addr_t dest, struct gba_ep **target)
 }
 
 /* Completion flags a transmit CQ entry may carry (fi_cq(3)). */
-#define GBA_CQ_FLAGS                                                         \
-	(FI_SEND | FI_RMA | FI_ATOMIC | FI_MSG | FI_TAGGED | FI_READ |       \
+#define GBA_CQ_FLAGS                                                           \
+	(FI_SEND | FI_RMA | FI_ATOMIC | FI_MSG | FI_TAGGED | FI_READ |         \
 	 FI_WRITE | FI_COLLECTIVE)
 
 /* gba_ep_tx_has_space - room for one more tx completion (gba_prov.h). */
@@ -133,8 +133,8 @@ int gba_ep_tx_complete(struct gba_ep *ep, enum gba_cntr_slot slot,
  * gba_ep_tx_error - report a failed tx operation (gba_prov.h).
  * Returns 0 or -FI_EAGAIN (CQ full).
  */
-int gba_ep_tx_error(struct gba_ep *ep, enum gba_cntr_slot slot,
-		    uint64_t flags, void *context, int err, int prov_errno,
+int gba_ep_tx_error(struct gba_ep *ep, enum gba_cntr_slot slot, uint64_t flags,
+		    void *context, int err, int prov_errno,
 		    const void *err_data, size_t err_data_size)
 {
 	int ret = 0;
@@ -143,10 +143,9 @@ int gba_ep_tx_error(struct gba_ep *ep, enum gba_cntr_slot slot,
 		"operation %p completes in error: %s\n", context,
 		fi_strerror(err));
 	if (ep->tx_cq)
-		ret = gba_cq_write_error_data(ep->tx_cq, context,
-					      flags & GBA_CQ_FLAGS, err,
-					      prov_errno, 0, 0, err_data,
-					      err_data_size);
+		ret = gba_cq_write_error_data(
+			ep->tx_cq, context, flags & GBA_CQ_FLAGS, err,
+			prov_errno, 0, 0, err_data, err_data_size);
 	if (ep->cntrs[slot])
 		gba_cntr_inc_err(ep->cntrs[slot]);
 	return ret;
@@ -169,21 +168,20 @@ static const struct {
 	uint64_t flag;
 	enum gba_cntr_slot slot;
 } gba_ep_cntr_flags[] = {
-	{ FI_SEND, GBA_CNTR_SEND },
-	{ FI_RECV, GBA_CNTR_RECV },
-	{ FI_READ, GBA_CNTR_READ },
-	{ FI_WRITE, GBA_CNTR_WRITE },
-	{ FI_REMOTE_READ, GBA_CNTR_REMOTE_READ },
-	{ FI_REMOTE_WRITE, GBA_CNTR_REMOTE_WRITE },
+	{FI_SEND, GBA_CNTR_SEND},
+	{FI_RECV, GBA_CNTR_RECV},
+	{FI_READ, GBA_CNTR_READ},
+	{FI_WRITE, GBA_CNTR_WRITE},
+	{FI_REMOTE_READ, GBA_CNTR_REMOTE_READ},
+	{FI_REMOTE_WRITE, GBA_CNTR_REMOTE_WRITE},
 };
 
-#define GBA_EP_CNTR_BIND_FLAGS                                               \
-	(FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ |           \
+#define GBA_EP_CNTR_BIND_FLAGS                                                 \
+	(FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ |             \
 	 FI_REMOTE_WRITE)
 
 /* Bind a CQ for FI_TRANSMIT and/or FI_RECV.  0 or -FI_E*. */
-static int gba_ep_bind_cq(struct gba_ep *ep, struct gba_cq *cq,
-			  uint64_t flags)
+static int gba_ep_bind_cq(struct gba_ep *ep, struct gba_cq *cq, uint64_t flags)
 {
 	int ret;
 
@@ -233,8 +231,8 @@ static int gba_ep_bind_cntr(struct gba_ep *ep, struct gba_cntr *cntr,
 				    "counter bind: flags 0x%llx not "
 				    "supported\n",
 				    (unsigned long long)flags);
-	for (i = 0; i < sizeof(gba_ep_cntr_flags) /
-				sizeof(gba_ep_cntr_flags[0]); i++)
+	for (i = 0;
+	     i < sizeof(gba_ep_cntr_flags) / sizeof(gba_ep_cntr_flags[0]); i++)
 		if ((flags & gba_ep_cntr_flags[i].flag) &&
 		    ep->cntrs[gba_ep_cntr_flags[i].slot])
 			return GBA_WARN_RET(FI_LOG_EP_CTRL, -FI_EINVAL,
@@ -242,8 +240,9 @@ static int gba_ep_bind_cntr(struct gba_ep *ep, struct gba_cntr *cntr,
 					    "already bound for %s\n",
 					    fi_tostr(&gba_ep_cntr_flags[i].flag,
 						     FI_TYPE_CAPS));
-	for (i = 0; i < sizeof(gba_ep_cntr_flags) /
-				sizeof(gba_ep_cntr_flags[0]); i++) {
+	for (i = 0;
+	     i < sizeof(gba_ep_cntr_flags) / sizeof(gba_ep_cntr_flags[0]);
+	     i++) {
 		if (!(flags & gba_ep_cntr_flags[i].flag))
 			continue;
 		ret = gba_cntr_add_ep(cntr, ep);
@@ -284,8 +283,8 @@ static int gba_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	gba_lock_acquire(&ep->lock);
 	switch (bfid->fclass) {
 	case FI_CLASS_AV: {
-		struct gba_av *av = container_of(bfid, struct gba_av,
-						 av_fid.fid);
+		struct gba_av *av =
+			container_of(bfid, struct gba_av, av_fid.fid);
 
 		if (av->domain != ep->domain || ep->av) {
 			ret = GBA_WARN_RET(FI_LOG_EP_CTRL, -FI_EINVAL,
@@ -299,8 +298,8 @@ static int gba_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		break;
 	}
 	case FI_CLASS_EQ: {
-		struct gba_eq *eq = container_of(bfid, struct gba_eq,
-						 eq_fid.fid);
+		struct gba_eq *eq =
+			container_of(bfid, struct gba_eq, eq_fid.fid);
 
 		if (eq->fabric != ep->domain->fabric || ep->eq) {
 			ret = GBA_WARN_RET(FI_LOG_EP_CTRL, -FI_EINVAL,
@@ -314,8 +313,8 @@ static int gba_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		break;
 	}
 	case FI_CLASS_CQ: {
-		struct gba_cq *cq = container_of(bfid, struct gba_cq,
-						 cq_fid.fid);
+		struct gba_cq *cq =
+			container_of(bfid, struct gba_cq, cq_fid.fid);
 
 		if (cq->domain != ep->domain) {
 			ret = GBA_WARN_RET(FI_LOG_EP_CTRL, -FI_EINVAL,
@@ -326,8 +325,8 @@ static int gba_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		break;
 	}
 	case FI_CLASS_CNTR: {
-		struct gba_cntr *cntr = container_of(bfid, struct gba_cntr,
-						     cntr_fid.fid);
+		struct gba_cntr *cntr =
+			container_of(bfid, struct gba_cntr, cntr_fid.fid);
 
 		if (cntr->domain != ep->domain) {
 			ret = GBA_WARN_RET(FI_LOG_EP_CTRL, -FI_EINVAL,
@@ -478,8 +477,8 @@ static int gba_ep_getopt(fid_t fid, int level, int optname, void *optval,
 }
 
 /* fi_setopt(3): no endpoint options.  -FI_ENOPROTOOPT. */
-static int gba_ep_setopt(fid_t fid, int level, int optname,
-			 const void *optval, size_t optlen)
+static int gba_ep_setopt(fid_t fid, int level, int optname, const void *optval,
+			 size_t optlen)
 {
 	return -FI_ENOPROTOOPT;
 }
@@ -491,9 +490,8 @@ static int gba_ep_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
 	return -FI_ENOSYS;
 }
 
-static int gba_ep_rx_ctx(struct fid_ep *sep, int index,
-			 struct fi_rx_attr *attr, struct fid_ep **rx_ep,
-			 void *context)
+static int gba_ep_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr,
+			 struct fid_ep **rx_ep, void *context)
 {
 	return -FI_ENOSYS;
 }
@@ -561,14 +559,13 @@ static int gba_ep_listen(struct fid_pep *pep)
 	return -FI_ENOSYS;
 }
 
-static int gba_ep_accept(struct fid_ep *ep, const void *param,
-			 size_t paramlen)
+static int gba_ep_accept(struct fid_ep *ep, const void *param, size_t paramlen)
 {
 	return -FI_ENOSYS;
 }
 
-static int gba_ep_reject(struct fid_pep *pep, fid_t handle,
-			 const void *param, size_t paramlen)
+static int gba_ep_reject(struct fid_pep *pep, fid_t handle, const void *param,
+			 size_t paramlen)
 {
 	return -FI_ENOSYS;
 }
@@ -593,8 +590,8 @@ static struct fi_ops_cm gba_ep_cm_ops = {
 
 /* ---- FI_MSG / FI_TAGGED: not offered (-FI_ENOSYS) --------------------- */
 
-static ssize_t gba_no_recv(struct fid_ep *ep, void *buf, size_t len,
-			   void *desc, fi_addr_t src_addr, void *context)
+static ssize_t gba_no_recv(struct fid_ep *ep, void *buf, size_t len, void *desc,
+			   fi_addr_t src_addr, void *context)
 {
 	return -FI_ENOSYS;
 }
@@ -637,16 +634,15 @@ static ssize_t gba_no_inject(struct fid_ep *ep, const void *buf, size_t len,
 	return -FI_ENOSYS;
 }
 
-static ssize_t gba_no_senddata(struct fid_ep *ep, const void *buf,
-			       size_t len, void *desc, uint64_t data,
-			       fi_addr_t dest_addr, void *context)
+static ssize_t gba_no_senddata(struct fid_ep *ep, const void *buf, size_t len,
+			       void *desc, uint64_t data, fi_addr_t dest_addr,
+			       void *context)
 {
 	return -FI_ENOSYS;
 }
 
-static ssize_t gba_no_injectdata(struct fid_ep *ep, const void *buf,
-				 size_t len, uint64_t data,
-				 fi_addr_t dest_addr)
+static ssize_t gba_no_injectdata(struct fid_ep *ep, const void *buf, size_t len,
+				 uint64_t data, fi_addr_t dest_addr)
 {
 	return -FI_ENOSYS;
 }
@@ -710,10 +706,9 @@ static ssize_t gba_no_tinject(struct fid_ep *ep, const void *buf, size_t len,
 	return -FI_ENOSYS;
 }
 
-static ssize_t gba_no_tsenddata(struct fid_ep *ep, const void *buf,
-				size_t len, void *desc, uint64_t data,
-				fi_addr_t dest_addr, uint64_t tag,
-				void *context)
+static ssize_t gba_no_tsenddata(struct fid_ep *ep, const void *buf, size_t len,
+				void *desc, uint64_t data, fi_addr_t dest_addr,
+				uint64_t tag, void *context)
 {
 	return -FI_ENOSYS;
 }
@@ -794,11 +789,11 @@ int gba_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 		return ret;
 	if (info->ep_attr && info->ep_attr->type != FI_EP_UNSPEC &&
 	    info->ep_attr->type != FI_EP_RDM)
-		return GBA_WARN_RET(FI_LOG_EP_CTRL, -FI_ENODATA,
-				    "fi_endpoint: endpoint type %s not "
-				    "supported (FI_EP_RDM)\n",
-				    fi_tostr(&info->ep_attr->type,
-					     FI_TYPE_EP_TYPE));
+		return GBA_WARN_RET(
+			FI_LOG_EP_CTRL, -FI_ENODATA,
+			"fi_endpoint: endpoint type %s not "
+			"supported (FI_EP_RDM)\n",
+			fi_tostr(&info->ep_attr->type, FI_TYPE_EP_TYPE));
 	if (atomic_fetch_add(&domain->nep, 1) >= GBA_EP_CNT) {
 		atomic_fetch_sub(&domain->nep, 1);
 		return GBA_WARN_RET(FI_LOG_EP_CTRL, -FI_ENOSPC,
@@ -849,8 +844,7 @@ int gba_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 		char str[GBA_ADDR_STRLEN];
 
 		gba_addr_str(&ep->addr, str, sizeof(str));
-		FI_INFO(&gba_prov, FI_LOG_EP_CTRL, "endpoint %s opened\n",
-			str);
+		FI_INFO(&gba_prov, FI_LOG_EP_CTRL, "endpoint %s opened\n", str);
 	}
 	return 0;
 

@@ -24,9 +24,9 @@
 #include "gba_prov.h"
 
 /* Flags fi_writemsg / fi_readmsg accept. */
-#define GBA_RMA_MSG_FLAGS                                                    \
-	(FI_COMPLETION | FI_INJECT | FI_REMOTE_CQ_DATA | FI_TRIGGER |        \
-	 FI_FENCE | FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE |            \
+#define GBA_RMA_MSG_FLAGS                                                      \
+	(FI_COMPLETION | FI_INJECT | FI_REMOTE_CQ_DATA | FI_TRIGGER |          \
+	 FI_FENCE | FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE |              \
 	 FI_INJECT_COMPLETE | FI_COMMIT_COMPLETE | FI_MORE)
 
 /*
@@ -130,10 +130,9 @@ static int gba_rma_check(const struct iovec *iov, size_t count,
  * triggered operations.  Returns 0 or a negative -FI_E*.
  */
 static ssize_t gba_rma_do(struct gba_ep *ep, bool write,
-			  const struct iovec *iov, size_t count,
-			  fi_addr_t dest, const struct fi_rma_iov *rma_iov,
-			  size_t rma_count, uint64_t flags, void *context,
-			  uint64_t data)
+			  const struct iovec *iov, size_t count, fi_addr_t dest,
+			  const struct fi_rma_iov *rma_iov, size_t rma_count,
+			  uint64_t flags, void *context, uint64_t data)
 {
 	struct gba_ep *peer = NULL;
 	uint8_t *region;
@@ -170,16 +169,16 @@ static ssize_t gba_rma_do(struct gba_ep *ep, bool write,
 
 /* A triggered RMA (FI_TRIGGER): copies of everything the caller passed. */
 struct gba_rma_trigger {
-	struct gba_trigger base;	/* first: freed with free() */
+	struct gba_trigger base; /* first: freed with free() */
 	bool write;
 	struct iovec iov[GBA_IOV_LIMIT];
 	size_t count;
 	struct fi_rma_iov rma_iov;
 	fi_addr_t dest;
 	uint64_t flags;
-	void *context;			/* the struct fi_triggered_context */
+	void *context; /* the struct fi_triggered_context */
 	uint64_t data;
-	uint8_t payload[];		/* FI_INJECT: the data itself */
+	uint8_t payload[]; /* FI_INJECT: the data itself */
 };
 
 /* Run a triggered RMA; a failure to start completes it in error. */
@@ -191,11 +190,10 @@ static void gba_rma_trigger_run(struct gba_trigger *trig)
 	ret = gba_rma_do(trig->ep, rt->write, rt->iov, rt->count, rt->dest,
 			 &rt->rma_iov, 1, rt->flags, rt->context, rt->data);
 	if (ret)
-		gba_ep_tx_error(trig->ep,
-				rt->write ? GBA_CNTR_WRITE : GBA_CNTR_READ,
-				rt->flags | FI_RMA |
-					(rt->write ? FI_WRITE : FI_READ),
-				rt->context, (int)-ret, 0, NULL, 0);
+		gba_ep_tx_error(
+			trig->ep, rt->write ? GBA_CNTR_WRITE : GBA_CNTR_READ,
+			rt->flags | FI_RMA | (rt->write ? FI_WRITE : FI_READ),
+			rt->context, (int)-ret, 0, NULL, 0);
 }
 
 /* Queue @msg as a triggered write/read.  0 or -FI_E*. */
@@ -266,10 +264,10 @@ static ssize_t gba_rma_msg(struct fid_ep *ep_fid, bool write,
 		return GBA_WARN_RET(FI_LOG_EP_DATA, -FI_EINVAL,
 				    "RMA msg: NULL argument\n");
 	if (flags & ~GBA_RMA_MSG_FLAGS)
-		return GBA_WARN_RET(FI_LOG_EP_DATA, -FI_EBADFLAGS,
-				    "RMA msg: flags 0x%llx not supported\n",
-				    (unsigned long long)(flags &
-							 ~GBA_RMA_MSG_FLAGS));
+		return GBA_WARN_RET(
+			FI_LOG_EP_DATA, -FI_EBADFLAGS,
+			"RMA msg: flags 0x%llx not supported\n",
+			(unsigned long long)(flags & ~GBA_RMA_MSG_FLAGS));
 	if (!write && (flags & (FI_INJECT | FI_REMOTE_CQ_DATA)))
 		return GBA_WARN_RET(FI_LOG_EP_DATA, -FI_EINVAL,
 				    "fi_readmsg: FI_INJECT / "
@@ -282,8 +280,8 @@ static ssize_t gba_rma_msg(struct fid_ep *ep_fid, bool write,
 	if (flags & FI_TRIGGER)
 		return gba_rma_trigger(ep, write, msg, flags);
 	return gba_rma_do(ep, write, msg->msg_iov, msg->iov_count, msg->addr,
-			  msg->rma_iov, msg->rma_iov_count, flags,
-			  msg->context, msg->data);
+			  msg->rma_iov, msg->rma_iov_count, flags, msg->context,
+			  msg->data);
 }
 
 /* Build the one-element iov / rma_iov of a contiguous verb and run it. */
@@ -294,8 +292,8 @@ static inline ssize_t gba_rma_contig(struct fid_ep *ep_fid, bool write,
 				     uint64_t data)
 {
 	struct gba_ep *ep = gba_rma_ep(ep_fid);
-	struct iovec iov = { .iov_base = buf, .iov_len = len };
-	struct fi_rma_iov rma_iov = { .addr = addr, .len = len, .key = key };
+	struct iovec iov = {.iov_base = buf, .iov_len = len};
+	struct fi_rma_iov rma_iov = {.addr = addr, .len = len, .key = key};
 
 	if (!ep)
 		return -FI_EINVAL;
@@ -311,7 +309,7 @@ static ssize_t gba_rma_vec(struct fid_ep *ep_fid, bool write,
 			   void *context)
 {
 	struct gba_ep *ep = gba_rma_ep(ep_fid);
-	struct fi_rma_iov rma_iov = { .addr = addr, .key = key };
+	struct fi_rma_iov rma_iov = {.addr = addr, .key = key};
 	ssize_t len;
 
 	if (!ep)
@@ -349,8 +347,7 @@ static ssize_t gba_readv(struct fid_ep *ep, const struct iovec *iov,
 			 void **desc, size_t count, fi_addr_t src_addr,
 			 uint64_t addr, uint64_t key, void *context)
 {
-	return gba_rma_vec(ep, false, iov, count, src_addr, addr, key,
-			   context);
+	return gba_rma_vec(ep, false, iov, count, src_addr, addr, key, context);
 }
 
 /*
@@ -368,8 +365,8 @@ static ssize_t gba_write(struct fid_ep *ep, const void *buf, size_t len,
 			 void *desc, fi_addr_t dest_addr, uint64_t addr,
 			 uint64_t key, void *context)
 {
-	return gba_rma_contig(ep, true, (void *)buf, len, dest_addr, addr,
-			      key, 0, context, 0);
+	return gba_rma_contig(ep, true, (void *)buf, len, dest_addr, addr, key,
+			      0, context, 0);
 }
 
 /* fi_writev(3). */
@@ -377,8 +374,7 @@ static ssize_t gba_writev(struct fid_ep *ep, const struct iovec *iov,
 			  void **desc, size_t count, fi_addr_t dest_addr,
 			  uint64_t addr, uint64_t key, void *context)
 {
-	return gba_rma_vec(ep, true, iov, count, dest_addr, addr, key,
-			   context);
+	return gba_rma_vec(ep, true, iov, count, dest_addr, addr, key, context);
 }
 
 /*
@@ -396,17 +392,17 @@ static ssize_t gba_writemsg(struct fid_ep *ep, const struct fi_msg_rma *msg,
  * fi_inject_write(3): at most GBA_INJECT_SIZE bytes; no CQ entry, the
  * FI_WRITE counter counts it; target errors still complete in error.
  */
-static ssize_t gba_inject_write(struct fid_ep *ep, const void *buf,
-				size_t len, fi_addr_t dest_addr,
-				uint64_t addr, uint64_t key)
+static ssize_t gba_inject_write(struct fid_ep *ep, const void *buf, size_t len,
+				fi_addr_t dest_addr, uint64_t addr,
+				uint64_t key)
 {
 	if (len > GBA_INJECT_SIZE)
 		return GBA_WARN_RET(FI_LOG_EP_DATA, -FI_EINVAL,
 				    "fi_inject_write of %zu bytes (limit "
 				    "%d)\n",
 				    len, GBA_INJECT_SIZE);
-	return gba_rma_contig(ep, true, (void *)buf, len, dest_addr, addr,
-			      key, FI_INJECT | GBA_FLAG_NO_CQ, NULL, 0);
+	return gba_rma_contig(ep, true, (void *)buf, len, dest_addr, addr, key,
+			      FI_INJECT | GBA_FLAG_NO_CQ, NULL, 0);
 }
 
 /* fi_writedata(3): fi_write with remote CQ data @data. */
@@ -414,8 +410,8 @@ static ssize_t gba_writedata(struct fid_ep *ep, const void *buf, size_t len,
 			     void *desc, uint64_t data, fi_addr_t dest_addr,
 			     uint64_t addr, uint64_t key, void *context)
 {
-	return gba_rma_contig(ep, true, (void *)buf, len, dest_addr, addr,
-			      key, FI_REMOTE_CQ_DATA, context, data);
+	return gba_rma_contig(ep, true, (void *)buf, len, dest_addr, addr, key,
+			      FI_REMOTE_CQ_DATA, context, data);
 }
 
 /* fi_inject_writedata(3): fi_inject_write with remote CQ data. */
@@ -429,9 +425,8 @@ static ssize_t gba_inject_writedata(struct fid_ep *ep, const void *buf,
 				    "fi_inject_writedata of %zu bytes "
 				    "(limit %d)\n",
 				    len, GBA_INJECT_SIZE);
-	return gba_rma_contig(ep, true, (void *)buf, len, dest_addr, addr,
-			      key, FI_INJECT | FI_REMOTE_CQ_DATA |
-					   GBA_FLAG_NO_CQ,
+	return gba_rma_contig(ep, true, (void *)buf, len, dest_addr, addr, key,
+			      FI_INJECT | FI_REMOTE_CQ_DATA | GBA_FLAG_NO_CQ,
 			      NULL, data);
 }
 

@@ -33,8 +33,8 @@ static __thread bool gba_fire_active;
  * gba_trigger_parse - validate the context of an FI_TRIGGER operation (see
  * gba_prov.h).  Returns 0, -FI_EINVAL, -FI_ENOSYS.
  */
-int gba_trigger_parse(struct gba_ep *ep, void *context,
-		      struct gba_cntr **cntr, uint64_t *threshold)
+int gba_trigger_parse(struct gba_ep *ep, void *context, struct gba_cntr **cntr,
+		      uint64_t *threshold)
 {
 	struct fi_triggered_context *tctx = context;
 	struct gba_cntr *c;
@@ -104,7 +104,7 @@ int gba_trigger_queue(struct gba_cntr *cntr, uint64_t threshold,
 	FI_DBG(&gba_prov, FI_LOG_EP_DATA,
 	       "trigger %p queued on counter %p at threshold %llu\n",
 	       (void *)trig, (void *)cntr, (unsigned long long)threshold);
-	gba_trigger_fire(cntr);	/* the threshold may already be reached */
+	gba_trigger_fire(cntr); /* the threshold may already be reached */
 	return 0;
 }
 

@@ -109,7 +109,7 @@ void gba_wait_signal(struct gba_wait *wait)
 	if (wait->set)
 		gba_wait_signal(wait->set);
 	else if (wait->type == FI_WAIT_NONE || wait->type == FI_WAIT_YIELD)
-		return;	/* waiters poll (gba_wait_sleep yields): no wakeup */
+		return; /* waiters poll (gba_wait_sleep yields): no wakeup */
 	atomic_thread_fence(memory_order_seq_cst);
 	if (!atomic_load_explicit(&wait->waiters, memory_order_relaxed) &&
 	    !atomic_load_explicit(&wait->exported, memory_order_relaxed))
