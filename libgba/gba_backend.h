@@ -56,7 +56,7 @@
 /* ---- Control-plane table (shared by all processes using the device) ---- */
 
 #define GBA_BOOK_MAGIC 0x4b4f4f4241424721ULL	/* "!GBABOOK" */
-#define GBA_BOOK_LAYOUT 1
+#define GBA_BOOK_LAYOUT 2	/* 2: one cache line per member in the switch */
 
 enum {
 	GBA_BOOK_FREE = 0,
@@ -107,6 +107,11 @@ struct gba_book {
 #define GBA_EMU_SW_ENABLE 0x1u	/* latched CONTROL.ENABLE */
 #define GBA_EMU_SW_ARM 0x2u	/* latched CONTROL.ARM */
 
+/* A member's private switch state (see gba_emu_sw.member). */
+struct gba_emu_member {
+	_Atomic uint32_t last;
+} __attribute__((aligned(GBA_CACHE_LINE)));
+
 struct gba_emu_sw {
 	/* line 0: read by every arrival, written once per barrier */
 	_Atomic uint32_t epoch;	/* the sequence number being collected */
@@ -115,14 +120,15 @@ struct gba_emu_sw {
 	uint32_t mask_words;	/* words of member_mask in use */
 	uint64_t member_mask[GBA_MASK_WORDS];
 	/*
-	 * last[m]: the last sequence number member m was counted with.  An
-	 * arrival (m, s) is counted only by the compare-exchange
-	 * last[m]: s-1 -> s, so each member is counted at most once per
-	 * epoch even when stale or duplicate doorbells race with the epoch
-	 * advancing.
+	 * member[m].last: the last sequence number member m was counted
+	 * with.  An arrival (m, s) is counted only by the compare-exchange
+	 * last: s-1 -> s, so each member is counted at most once per epoch
+	 * even when stale or duplicate doorbells race with the epoch
+	 * advancing.  One cache line per member: only m's own arrivals
+	 * write it, so the exchange hits in the arriving CPU's cache
+	 * instead of taking the line from the previous arriver.
 	 */
-	_Atomic uint32_t last[GBA_MAX_MEMBERS] __attribute__((
-		aligned(GBA_CACHE_LINE)));
+	struct gba_emu_member member[GBA_MAX_MEMBERS];
 } __attribute__((aligned(GBA_CACHE_LINE)));
 
 /* ---- Backend ops ---------------------------------------------------------- */

@@ -10,7 +10,7 @@
  *   - dropped with NOT_ENABLED if the group is not enabled,
  *   - dropped with NOT_MEMBER if m is not in the (latched) MEMBER_MASK,
  *   - dropped with BAD_SEQ if s != epoch,
- *   - counted if the compare-exchange last[m]: s-1 -> s succeeds, and
+ *   - counted if the compare-exchange member[m].last: s-1 -> s succeeds, and
  *     ignored as a duplicate otherwise.
  * A counted arrival sets its ARRIVED_MASK bit and increments
  * ARRIVAL_COUNT; the arrival that brings the count to MEMBER_COUNT is the
@@ -19,11 +19,11 @@
  * Why this is race-free:
  *   - The epoch cannot advance from s while a member m has not been
  *     counted in s (the count cannot reach MEMBER_COUNT).  So when the
- *     compare-exchange on last[m] succeeds (m was not counted in s), the
+ *     compare-exchange on member[m].last succeeds (m was not counted in s), the
  *     epoch is still s, and the ARRIVED_MASK/ARRIVAL_COUNT updates that
  *     follow belong to epoch s.  A stale or duplicated doorbell (m, s) that
  *     read the epoch before it advanced fails the compare-exchange
- *     (last[m] == s already) and is ignored; it can never be counted in
+ *     (member[m].last == s already) and is ignored; it can never be counted in
  *     epoch s+1.  (With a plain fetch_or on ARRIVED_MASK that stale
  *     doorbell could set m's bit after the completer cleared the mask and
  *     release epoch s+1 early.)
@@ -76,8 +76,8 @@ void gba_emu_sw_reset(struct gba_emu *emu, volatile uint64_t *regs,
 	for (i = 0; i < GBA_MASK_WORDS; i++)
 		sw->member_mask[i] = 0;
 	for (i = 0; i < GBA_MAX_MEMBERS; i++)
-		atomic_store_explicit(&sw->last[i], 0, memory_order_relaxed);
-	/* the first barrier is 1; last[] == epoch - 1 for everyone */
+		atomic_store_explicit(&sw->member[i].last, 0, memory_order_relaxed);
+	/* the first barrier is 1; member[].last == epoch - 1 for everyone */
 	atomic_store_explicit(&sw->epoch, 1, memory_order_release);
 	/* every register of the window reads 0 after RESET */
 	for (i = 0; i < GBA_GROUP_WINDOW_END; i += 8)
@@ -220,7 +220,7 @@ void gba_emu_sw_arrival(struct gba_dev *dev, unsigned g, uint64_t val)
 	}
 	expect = seq - 1;
 	if (!atomic_compare_exchange_strong_explicit(
-		    &sw->last[m], &expect, seq, memory_order_acq_rel,
+		    &sw->member[m].last, &expect, seq, memory_order_acq_rel,
 		    memory_order_acquire))
 		return;	/* duplicate: already counted in this epoch */
 

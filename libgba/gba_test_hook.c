@@ -27,7 +27,7 @@ int gba_emu_test_set_seq(struct gba_group *grp, uint32_t seq)
 	if (ret)
 		return ret;
 	for (m = 0; m < GBA_MAX_MEMBERS; m++)
-		atomic_store_explicit(&sw->last[m], seq, memory_order_relaxed);
+		atomic_store_explicit(&sw->member[m].last, seq, memory_order_relaxed);
 	__atomic_store_n((uint64_t *)((uint8_t *)grp->regs + GBA_RELEASE_SEQ),
 			 (uint64_t)seq, __ATOMIC_RELAXED);
 	for (m = 0; m < grp->member_count; m++) {

@@ -602,7 +602,7 @@ Test(mp, completer_died_mid_release)
 	img = gba_t_map_image();
 	base = GBA_GROUP_REG_BASE(g);
 	sw = (struct gba_emu_sw *)(img + GBA_EMU_SW_OFFSET) + g;
-	atomic_store(&sw->last[1], s);
+	atomic_store(&sw->member[1].last, s);
 	__atomic_fetch_or((uint64_t *)(img + base + GBA_ARRIVED_MASK(0)), 2,
 			  __ATOMIC_SEQ_CST);
 	__atomic_fetch_add((uint64_t *)(img + base + GBA_ARRIVAL_COUNT), 1,
