@@ -304,6 +304,25 @@ Test(coll, triggered_barrier_waits_for_threshold)
 	cr_expect_eq(fi_barrier2(t.ep, fi_mc_addr(mc), FI_TRIGGER, &tctx),
 		     -FI_EINVAL);
 
+	/* fi_cancel of a waiting triggered barrier: FI_ECANCELED, never runs */
+	{
+		struct fi_cq_err_entry err;
+
+		tctx.trigger.threshold.cntr = trig;
+		tctx.trigger.threshold.threshold = 50;
+		cr_assert_eq(fi_barrier2(t.ep, fi_mc_addr(mc), FI_TRIGGER,
+					 &tctx), 0);
+		cr_assert_eq(fi_cancel(&t.ep->fid, &tctx), 0);
+		cr_assert_eq(poll_cq(t.cq, 10, &e), -FI_EAVAIL);
+		memset(&err, 0, sizeof(err));
+		cr_assert_eq(fi_cq_readerr(t.cq, &err, 0), 1);
+		cr_expect_eq(err.op_context, &tctx);
+		cr_expect_eq(err.err, FI_ECANCELED);
+		cr_expect_eq(fi_cancel(&t.ep->fid, &tctx), -FI_ENOENT);
+		cr_assert_eq(fi_cntr_set(trig, 60), 0);
+		cr_expect_eq(poll_cq(t.cq, 1000, &e), 0, "cancelled, yet ran");
+	}
+
 	/* a trigger left queued is discarded when its counter closes */
 	tctx.trigger.threshold.cntr = trig;
 	tctx.trigger.threshold.threshold = 100;

@@ -678,7 +678,8 @@ int gba_query_collective(struct fid_domain *domain, enum fi_collective_op coll,
  * gba_trigger as the FIRST member (it is released with free()), fills
  * @run and @ep, copies whatever the operation needs (iovs, operands:
  * the caller's arrays may be gone when it fires) and queues it with
- * gba_trigger_queue.  When the counter reaches @threshold, @run performs
+ * gba_trigger_queue; @context, @flags and @slot describe the completion
+ * fi_cancel reports.  When the counter reaches @threshold, @run performs
  * the operation exactly as the immediate verb would and reports its
  * completion or error through gba_ep_tx_complete / gba_ep_tx_error
  * (op_context is the struct fi_triggered_context, as fi_trigger(3)
@@ -692,6 +693,10 @@ struct gba_trigger {
 	uint64_t threshold;
 	struct gba_ep *ep;
 	void (*run)(struct gba_trigger *trig);
+	/* for fi_cancel: the operation's context, flags and counter event */
+	void *context;
+	uint64_t flags;
+	enum gba_cntr_slot slot;
 };
 
 /*
@@ -721,6 +726,12 @@ void gba_trigger_fire(struct gba_cntr *cntr);
 void gba_trigger_drain(struct gba_cntr *cntr);
 /* Discard every trigger @ep queued (endpoint close). */
 void gba_trigger_drain_ep(struct gba_ep *ep);
+/*
+ * fi_cancel(3) of a triggered operation of @ep with @context still waiting
+ * for its counter: it is removed and completes with FI_ECANCELED.
+ * Returns 0 or -FI_ENOENT.
+ */
+ssize_t gba_trigger_cancel(struct gba_ep *ep, void *context);
 
 /* ---- fi_getinfo (gba_info.c) ------------------------------------------- */
 

@@ -480,6 +480,10 @@ static ssize_t gba_atomic_trigger(struct gba_ep *ep,
 		return -FI_ENOMEM;
 	at->base.ep = ep;
 	at->base.run = gba_atomic_trigger_run;
+	at->base.context = a->context;
+	at->base.flags = (a->flags & ~FI_TRIGGER) | FI_ATOMIC;
+	at->base.slot =
+		a->kind == GBA_ATOMIC_WRITE ? GBA_CNTR_WRITE : GBA_CNTR_READ;
 	at->a = *a;
 	at->a.flags &= ~FI_TRIGGER;
 	memcpy(at->iov, a->iov, a->iov_count * sizeof(at->iov[0]));

@@ -364,6 +364,9 @@ static ssize_t gba_barrier2(struct fid_ep *ep_fid, fi_addr_t coll_addr,
 		return -FI_ENOMEM;
 	bt->base.ep = ep;
 	bt->base.run = gba_barrier_trigger_run;
+	bt->base.context = context;
+	bt->base.flags = (flags & ~FI_TRIGGER) | FI_COLLECTIVE;
+	bt->base.slot = GBA_CNTR_SEND;
 	bt->coll_addr = coll_addr;
 	bt->flags = flags & ~FI_TRIGGER;
 	bt->context = context;

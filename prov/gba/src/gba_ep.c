@@ -458,14 +458,17 @@ static struct fi_ops gba_ep_fi_ops = {
 /* ---- fi_ops_ep -------------------------------------------------------- */
 
 /*
- * gba_ep_cancel - fi_cancel(3): a barrier that has not arrived yet is
- * cancelled (an FI_ECANCELED error completion); anything else has
- * completed or is in the device.  Returns 0 or -FI_ENOENT.
+ * gba_ep_cancel - fi_cancel(3): a triggered operation still waiting for
+ * its counter, or a barrier that has not arrived yet, is cancelled (an
+ * FI_ECANCELED error completion); anything else has completed or is in
+ * the device.  Returns 0 or -FI_ENOENT.
  */
 static ssize_t gba_ep_cancel(fid_t fid, void *context)
 {
 	struct gba_ep *ep = container_of(fid, struct gba_ep, ep_fid.fid);
 
+	if (!gba_trigger_cancel(ep, context))
+		return 0;
 	return gba_coll_cancel(ep, context);
 }
 

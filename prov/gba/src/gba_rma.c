@@ -227,6 +227,10 @@ static ssize_t gba_rma_trigger(struct gba_ep *ep, bool write,
 		return -FI_ENOMEM;
 	rt->base.ep = ep;
 	rt->base.run = gba_rma_trigger_run;
+	rt->base.context = msg->context;
+	rt->base.flags =
+		(flags & ~FI_TRIGGER) | FI_RMA | (write ? FI_WRITE : FI_READ);
+	rt->base.slot = write ? GBA_CNTR_WRITE : GBA_CNTR_READ;
 	rt->write = write;
 	rt->count = msg->iov_count;
 	memcpy(rt->iov, msg->msg_iov, msg->iov_count * sizeof(rt->iov[0]));

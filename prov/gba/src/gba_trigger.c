@@ -239,3 +239,33 @@ void gba_trigger_drain_ep(struct gba_ep *ep)
 		free(trig);
 	}
 }
+
+/*
+ * gba_trigger_cancel - fi_cancel of a waiting triggered operation (see
+ * gba_prov.h).  The first of @ep's triggers with @context is unlinked
+ * from both lists and completes with FI_ECANCELED.  0 or -FI_ENOENT.
+ */
+ssize_t gba_trigger_cancel(struct gba_ep *ep, void *context)
+{
+	struct gba_trigger *trig;
+	struct gba_cntr *cntr;
+
+	gba_lock_acquire(&ep->lock);
+	TAILQ_FOREACH(trig, &ep->triggers, ep_entry)
+	if (trig->context == context)
+		break;
+	if (trig)
+		TAILQ_REMOVE(&ep->triggers, trig, ep_entry);
+	gba_lock_release(&ep->lock);
+	if (!trig)
+		return -FI_ENOENT;
+	cntr = trig->cntr;
+	gba_lock_acquire(&cntr->lock);
+	TAILQ_REMOVE(&cntr->triggers, trig, cntr_entry);
+	atomic_fetch_sub(&cntr->ntriggers, 1);
+	gba_lock_release(&cntr->lock);
+	gba_ep_tx_error(ep, trig->slot, trig->flags, trig->context,
+			FI_ECANCELED, 0, NULL, 0);
+	free(trig);
+	return 0;
+}
