@@ -113,12 +113,18 @@ struct gba_emu_member {
 } __attribute__((aligned(GBA_CACHE_LINE)));
 
 struct gba_emu_sw {
-	/* line 0: read by every arrival, written once per barrier */
-	_Atomic uint32_t epoch;	/* the sequence number being collected */
+	/* line 0: read by every arrival, written only by CONTROL stores */
 	_Atomic uint32_t ctrl;	/* GBA_EMU_SW_* */
 	uint32_t member_count;
 	uint32_t mask_words;	/* words of member_mask in use */
 	uint64_t member_mask[GBA_MASK_WORDS];
+	/*
+	 * The sequence number being collected, on its own line: written once
+	 * per barrier by the completer, read by arrivals only when the
+	 * arriving member's release flag does not already prove it (see
+	 * gba_emu_switch.c), so that line 0 stays shared in every cache.
+	 */
+	_Atomic uint32_t epoch __attribute__((aligned(GBA_CACHE_LINE)));
 	/*
 	 * member[m].last: the last sequence number member m was counted
 	 * with.  An arrival (m, s) is counted only by the compare-exchange

@@ -9,7 +9,9 @@
  * arrival (m, s) is
  *   - dropped with NOT_ENABLED if the group is not enabled,
  *   - dropped with NOT_MEMBER if m is not in the (latched) MEMBER_MASK,
- *   - dropped with BAD_SEQ if s != epoch,
+ *   - dropped with BAD_SEQ if s != epoch (when m's release flag reads
+ *     s-1 the epoch is known to be s without reading it: see
+ *     sw_flag_proves_epoch),
  *   - counted if the compare-exchange member[m].last: s-1 -> s succeeds, and
  *     ignored as a duplicate otherwise.
  * A counted arrival sets its ARRIVED_MASK bit and increments
@@ -42,6 +44,7 @@
  */
 #include "config.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 #include "gba_emu.h"
@@ -76,7 +79,8 @@ void gba_emu_sw_reset(struct gba_emu *emu, volatile uint64_t *regs,
 	for (i = 0; i < GBA_MASK_WORDS; i++)
 		sw->member_mask[i] = 0;
 	for (i = 0; i < GBA_MAX_MEMBERS; i++)
-		atomic_store_explicit(&sw->member[i].last, 0, memory_order_relaxed);
+		atomic_store_explicit(&sw->member[i].last, 0,
+				      memory_order_relaxed);
 	/* the first barrier is 1; member[].last == epoch - 1 for everyone */
 	atomic_store_explicit(&sw->epoch, 1, memory_order_release);
 	/* every register of the window reads 0 after RESET */
@@ -192,6 +196,33 @@ static void sw_release(struct gba_emu *emu, volatile uint64_t *regs,
 	}
 }
 
+/*
+ * Does member @m's release flag prove that the epoch is @seq?  The flag
+ * holds the last sequence released to @m (zeroed at setup, stored by the
+ * completer after it advanced the epoch, with ARM set).  If it reads
+ * seq - 1 (acquire), the release of seq - 1 advanced the epoch to seq,
+ * and the epoch cannot pass seq before @m is counted in seq -- which the
+ * compare-exchange on member[m].last decides.  So an arrival whose flag
+ * reads seq - 1 and whose exchange succeeds belongs to epoch seq, without
+ * reading the epoch line the completer just wrote.  The flag line is in
+ * the arriving CPU's cache: the member has just polled it.
+ */
+static inline bool sw_flag_proves_epoch(struct gba_emu *emu,
+					volatile uint64_t *regs, uint32_t m,
+					uint32_t seq)
+{
+	uint64_t iova = __atomic_load_n(REG(regs, GBA_RELEASE_ADDR(m)),
+					__ATOMIC_RELAXED);
+	uint64_t flag;
+
+	if (iova < GBA_FLAG_OFFSET ||
+	    iova >= GBA_FLAG_OFFSET + GBA_FLAG_AREA_SIZE || (iova & 7))
+		return false;
+	flag = __atomic_load_n((uint64_t *)(emu->base + iova),
+			       __ATOMIC_ACQUIRE);
+	return (uint32_t)flag == seq - 1;
+}
+
 void gba_emu_sw_arrival(struct gba_dev *dev, unsigned g, uint64_t val)
 {
 	struct gba_emu *emu = gba_emu(dev);
@@ -200,6 +231,7 @@ void gba_emu_sw_arrival(struct gba_dev *dev, unsigned g, uint64_t val)
 	uint32_t m = GBA_ARRIVAL_MEMBER(val), seq = GBA_ARRIVAL_SEQ(val);
 	uint32_t ctrl, epoch, expect;
 	uint64_t count;
+	bool known;
 
 	ctrl = atomic_load_explicit(&sw->ctrl, memory_order_acquire);
 	if (!(ctrl & GBA_EMU_SW_ENABLE)) {
@@ -213,16 +245,28 @@ void gba_emu_sw_arrival(struct gba_dev *dev, unsigned g, uint64_t val)
 						    seq));
 		return;
 	}
-	epoch = atomic_load_explicit(&sw->epoch, memory_order_acquire);
-	if (seq != epoch) {
-		sw_error(regs, GBA_ERROR_INFO_VALUE(GBA_ERR_BAD_SEQ, m, seq));
-		return;
+	known = (ctrl & GBA_EMU_SW_ARM) && sw_flag_proves_epoch(emu, regs, m,
+								 seq);
+	if (!known) {
+		epoch = atomic_load_explicit(&sw->epoch, memory_order_acquire);
+		if (seq != epoch) {
+			sw_error(regs,
+				 GBA_ERROR_INFO_VALUE(GBA_ERR_BAD_SEQ, m, seq));
+			return;
+		}
 	}
 	expect = seq - 1;
 	if (!atomic_compare_exchange_strong_explicit(
 		    &sw->member[m].last, &expect, seq, memory_order_acq_rel,
-		    memory_order_acquire))
-		return;	/* duplicate: already counted in this epoch */
+		    memory_order_acquire)) {
+		/* duplicate, unless the epoch was not checked and is not seq */
+		if (known &&
+		    seq != atomic_load_explicit(&sw->epoch,
+						memory_order_acquire))
+			sw_error(regs,
+				 GBA_ERROR_INFO_VALUE(GBA_ERR_BAD_SEQ, m, seq));
+		return;
+	}
 
 	__atomic_fetch_or(REG(regs, GBA_ARRIVED_MASK(m / 64)),
 			  1ULL << (m % 64), __ATOMIC_RELEASE);
