@@ -83,6 +83,24 @@ Test(coll, join_arguments)
 	cr_expect_eq(
 		fi_join_collective(bare, FI_ADDR_NOTAVAIL, set, 0, &mc, NULL),
 		-FI_ENOEQ);
+	/* a coll_addr that is no AV set: refused, not dereferenced */
+	caddr.set = NULL;
+	caddr.coll_addr = 0x1234568;
+	cr_expect_eq(fi_join(a.ep, &caddr, FI_COLLECTIVE, &mc, NULL),
+		     -FI_EINVAL);
+	/* the coll_addr of fi_av_set_addr works without the set pointer */
+	cr_assert_eq(fi_av_set_addr(set, &caddr.coll_addr), 0);
+	cr_assert_eq(fi_join(a.ep, &caddr, FI_COLLECTIVE, &mc, NULL), 0);
+	{
+		struct fi_eq_entry entry;
+		uint32_t event;
+
+		cr_assert_eq(fi_eq_read(a.eq, &event, &entry, sizeof(entry),
+					0),
+			     sizeof(entry));
+		cr_expect_eq(event, FI_JOIN_COMPLETE);
+	}
+	cr_expect_eq(fi_close(&mc->fid), 0);
 	/* barrier on something that is not a joined collective */
 	cr_expect_eq(fi_barrier(a.ep, 12345, NULL), -FI_EINVAL);
 	cr_expect_eq(fi_barrier2(a.ep, 12345, FI_SEND, NULL), -FI_EBADFLAGS);

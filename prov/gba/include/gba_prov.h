@@ -523,9 +523,13 @@ struct gba_av_set {
 	size_t count;
 	size_t size;
 	uint64_t flags;
+	LIST_ENTRY(gba_av_set) live;	/* process-wide list (coll_addr) */
 };
 
-/* The set behind a coll_addr from fi_av_set_addr, or NULL. */
+/*
+ * The set behind a coll_addr from fi_av_set_addr, or NULL (also for a
+ * value that is no live set: it is looked up, never dereferenced).
+ */
 struct gba_av_set *gba_av_set_from_addr(fi_addr_t coll_addr);
 
 /* ---- Endpoint (gba_ep.c) ----------------------------------------------- */

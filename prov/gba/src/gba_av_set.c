@@ -25,15 +25,27 @@ static struct gba_av_set *gba_av_set_of(const struct fid_av_set *fid)
 	return container_of(fid, struct gba_av_set, av_set_fid);
 }
 
+/*
+ * Every open AV set of the process: a coll_addr is an application value,
+ * so it is looked up here rather than dereferenced.
+ */
+static pthread_mutex_t gba_av_set_live_lock = PTHREAD_MUTEX_INITIALIZER;
+static LIST_HEAD(, gba_av_set) gba_av_set_live =
+	LIST_HEAD_INITIALIZER(gba_av_set_live);
+
 /* gba_av_set_from_addr - the set behind @coll_addr, or NULL. */
 struct gba_av_set *gba_av_set_from_addr(fi_addr_t coll_addr)
 {
-	struct fid_av_set *fid;
+	struct gba_av_set *set;
 
 	if (coll_addr == FI_ADDR_NOTAVAIL || !coll_addr)
 		return NULL;
-	fid = (struct fid_av_set *)(uintptr_t)coll_addr;
-	return gba_av_set_of(fid);
+	pthread_mutex_lock(&gba_av_set_live_lock);
+	LIST_FOREACH(set, &gba_av_set_live, live)
+		if ((fi_addr_t)(uintptr_t)&set->av_set_fid == coll_addr)
+			break;
+	pthread_mutex_unlock(&gba_av_set_live_lock);
+	return set;
 }
 
 /* Position of @addr in @set, or -1. */
@@ -289,6 +301,9 @@ static int gba_av_set_close(struct fid *fid)
 			atomic_load(&set->ref));
 		return -FI_EBUSY;
 	}
+	pthread_mutex_lock(&gba_av_set_live_lock);
+	LIST_REMOVE(set, live);
+	pthread_mutex_unlock(&gba_av_set_live_lock);
 	atomic_fetch_sub(&set->av->ref, 1);
 	free(set->members);
 	free(set);
@@ -401,6 +416,9 @@ int gba_av_set_open(struct fid_av *av_fid, struct fi_av_set_attr *attr,
 	set->av_set_fid.fid.context = context;
 	set->av_set_fid.fid.ops = &gba_av_set_fi_ops;
 	set->av_set_fid.ops = &gba_av_set_ops;
+	pthread_mutex_lock(&gba_av_set_live_lock);
+	LIST_INSERT_HEAD(&gba_av_set_live, set, live);
+	pthread_mutex_unlock(&gba_av_set_live_lock);
 	*set_fid = &set->av_set_fid;
 	return 0;
 }
