@@ -95,8 +95,7 @@ Test(coll, join_arguments)
 		struct fi_eq_entry entry;
 		uint32_t event;
 
-		cr_assert_eq(fi_eq_read(a.eq, &event, &entry, sizeof(entry),
-					0),
+		cr_assert_eq(fi_eq_read(a.eq, &event, &entry, sizeof(entry), 0),
 			     sizeof(entry));
 		cr_expect_eq(event, FI_JOIN_COMPLETE);
 	}
@@ -328,8 +327,9 @@ Test(coll, triggered_barrier_waits_for_threshold)
 
 		tctx.trigger.threshold.cntr = trig;
 		tctx.trigger.threshold.threshold = 50;
-		cr_assert_eq(fi_barrier2(t.ep, fi_mc_addr(mc), FI_TRIGGER,
-					 &tctx), 0);
+		cr_assert_eq(
+			fi_barrier2(t.ep, fi_mc_addr(mc), FI_TRIGGER, &tctx),
+			0);
 		cr_assert_eq(fi_cancel(&t.ep->fid, &tctx), 0);
 		cr_assert_eq(poll_cq(t.cq, 10, &e), -FI_EAVAIL);
 		memset(&err, 0, sizeof(err));

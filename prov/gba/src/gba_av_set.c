@@ -30,8 +30,8 @@ static struct gba_av_set *gba_av_set_of(const struct fid_av_set *fid)
  * so it is looked up here rather than dereferenced.
  */
 static pthread_mutex_t gba_av_set_live_lock = PTHREAD_MUTEX_INITIALIZER;
-static LIST_HEAD(, gba_av_set) gba_av_set_live =
-	LIST_HEAD_INITIALIZER(gba_av_set_live);
+static LIST_HEAD(, gba_av_set)
+	gba_av_set_live = LIST_HEAD_INITIALIZER(gba_av_set_live);
 
 /* gba_av_set_from_addr - the set behind @coll_addr, or NULL. */
 struct gba_av_set *gba_av_set_from_addr(fi_addr_t coll_addr)

@@ -122,8 +122,8 @@ static struct gba_mc *gba_mc_find(struct gba_ep *ep, fi_addr_t coll_addr)
 	struct gba_mc *mc;
 
 	TAILQ_FOREACH(mc, &ep->mcs, entry)
-	if (mc->mc_fid.fi_addr == coll_addr)
-		return mc;
+		if (mc->mc_fid.fi_addr == coll_addr)
+			return mc;
 	return NULL;
 }
 
@@ -246,8 +246,7 @@ void gba_coll_progress(struct gba_ep *ep)
 	do {
 		n = 0;
 		gba_lock_acquire(&ep->lock);
-		TAILQ_FOREACH(mc, &ep->mcs, entry)
-		{
+		TAILQ_FOREACH(mc, &ep->mcs, entry) {
 			while (n < GBA_COLL_BATCH && gba_mc_poll(mc, &done[n]))
 				n++;
 			if (mc->in_flight && mc->waits >= mc->spin_polls)
@@ -397,8 +396,7 @@ ssize_t gba_coll_cancel(struct gba_ep *ep, void *context)
 	bool found = false;
 
 	gba_lock_acquire(&ep->lock);
-	TAILQ_FOREACH(mc, &ep->mcs, entry)
-	{
+	TAILQ_FOREACH(mc, &ep->mcs, entry) {
 		first = mc->head + (mc->in_flight ? 1 : 0);
 		for (i = first; i != mc->tail; i++)
 			if (mc->ops[i % GBA_MC_QUEUE].context == context)
@@ -599,8 +597,7 @@ void gba_coll_fini(struct gba_ep *ep)
 {
 	struct gba_join_count *jc, *tmp;
 
-	HASH_ITER(hh, ep->join_counts, jc, tmp)
-	{
+	HASH_ITER(hh, ep->join_counts, jc, tmp) {
 		HASH_DEL(ep->join_counts, jc);
 		free(jc);
 	}

@@ -53,8 +53,8 @@ static struct gba_ep *gba_ep_registry_find(const struct gba_addr *addr)
 	struct gba_ep *ep;
 
 	LIST_FOREACH(ep, &gba_ep_registry, registry)
-	if (gba_ep_addr_same(&ep->addr, addr))
-		return ep;
+		if (gba_ep_addr_same(&ep->addr, addr))
+			return ep;
 	return NULL;
 }
 

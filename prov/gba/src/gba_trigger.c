@@ -69,8 +69,8 @@ static void gba_trigger_insert(struct gba_cntr *cntr, struct gba_trigger *trig)
 {
 	struct gba_trigger *t;
 
-	TAILQ_FOREACH_REVERSE(t, &cntr->triggers, gba_trigger_list, cntr_entry)
-	{
+	TAILQ_FOREACH_REVERSE(t, &cntr->triggers, gba_trigger_list,
+			      cntr_entry) {
 		if (t->threshold <= trig->threshold) {
 			TAILQ_INSERT_AFTER(&cntr->triggers, t, trig,
 					   cntr_entry);
@@ -252,8 +252,8 @@ ssize_t gba_trigger_cancel(struct gba_ep *ep, void *context)
 
 	gba_lock_acquire(&ep->lock);
 	TAILQ_FOREACH(trig, &ep->triggers, ep_entry)
-	if (trig->context == context)
-		break;
+		if (trig->context == context)
+			break;
 	if (trig)
 		TAILQ_REMOVE(&ep->triggers, trig, ep_entry);
 	gba_lock_release(&ep->lock);
