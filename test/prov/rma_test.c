@@ -3,7 +3,9 @@
  * every verb with every byte checked, CQ entries and counters, selective
  * completion, inject, remote CQ data, another endpoint of the process as
  * target, target-side errors as error completions, argument errors,
- * another process's address, and triggered RMA firing at its threshold.
+ * another process's address, a full CQ (-FI_EAGAIN, nothing performed),
+ * and triggered writes and reads firing at their threshold (the caller's
+ * arrays gone by then), refused when posted where the verb would be.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -422,5 +424,294 @@ Test(rma, triggered_write_fires_at_threshold)
 	cr_assert_eq(fi_cntr_add(trig, 1), 0);
 	expect_err(&e, &tctx, FI_EKEYREJECTED);
 	cr_expect_eq(fi_close(&trig->fid), 0);
+	rma_close(&e);
+}
+
+Test(rma, argument_errors_perform_nothing)
+{
+	struct fi_msg_rma msg = {0};
+	struct fi_rma_iov rma;
+	struct iovec iov[GBA_IOV_LIMIT + 1];
+	struct fi_cq_data_entry c;
+	struct rma_env e;
+	uint8_t src[32];
+	size_t i;
+	int ctx;
+
+	rma_open(&e);
+	fill(src, sizeof(src), 4);
+	for (i = 0; i < GBA_IOV_LIMIT + 1; i++) {
+		iov[i].iov_base = src;
+		iov[i].iov_len = 1;
+	}
+	/* the vector verbs */
+	cr_expect_eq(fi_writev(e.t.ep, NULL, NULL, 2, e.t.self, raddr(&e, 0),
+			       e.key, &ctx),
+		     -FI_EINVAL, "NULL iov with a count");
+	cr_expect_eq(fi_readv(e.t.ep, iov, NULL, GBA_IOV_LIMIT + 1, e.t.self,
+			      raddr(&e, 0), e.key, &ctx),
+		     -FI_EINVAL, "iov_limit + 1");
+	iov[1].iov_base = NULL;
+	cr_expect_eq(fi_writev(e.t.ep, iov, NULL, 2, e.t.self, raddr(&e, 0),
+			       e.key, &ctx),
+		     -FI_EINVAL, "NULL buffer with a length");
+	iov[1].iov_base = src;
+	iov[0].iov_len = 10;
+	iov[1].iov_len = SIZE_MAX; /* 10 + SIZE_MAX wraps to 9 */
+	cr_expect_eq(fi_writev(e.t.ep, iov, NULL, 2, e.t.self, raddr(&e, 0),
+			       e.key, &ctx),
+		     -FI_EINVAL, "iov lengths whose sum wraps around");
+	iov[0].iov_len = iov[1].iov_len = 1;
+	cr_expect_eq(fi_inject_writedata(e.t.ep, src, GBA_INJECT_SIZE + 1, 1,
+					 e.t.self, raddr(&e, 0), e.key),
+		     -FI_EINVAL);
+
+	/* the msg verbs: the shape is checked before anything reads it */
+	rma.addr = raddr(&e, 0);
+	rma.len = 3;
+	rma.key = e.key;
+	msg.msg_iov = NULL;
+	msg.iov_count = 3;
+	msg.addr = e.t.self;
+	msg.rma_iov = &rma;
+	msg.rma_iov_count = 1;
+	msg.context = &ctx;
+	cr_expect_eq(fi_writemsg(e.t.ep, &msg, FI_INJECT), -FI_EINVAL,
+		     "FI_INJECT with a NULL msg_iov");
+	cr_expect_eq(fi_writemsg(e.t.ep, &msg, 0), -FI_EINVAL);
+	cr_expect_eq(fi_readmsg(e.t.ep, &msg, 0), -FI_EINVAL);
+	msg.msg_iov = iov;
+	msg.iov_count = GBA_IOV_LIMIT + 1;
+	rma.len = GBA_IOV_LIMIT + 1;
+	cr_expect_eq(fi_writemsg(e.t.ep, &msg, FI_INJECT), -FI_EINVAL,
+		     "FI_INJECT beyond iov_limit");
+	msg.iov_count = 3;
+	rma.len = 3;
+	msg.rma_iov = NULL;
+	cr_expect_eq(fi_writemsg(e.t.ep, &msg, 0), -FI_EINVAL, "NULL rma_iov");
+	msg.rma_iov = &rma;
+	msg.rma_iov_count = 0;
+	cr_expect_eq(fi_readmsg(e.t.ep, &msg, 0), -FI_EINVAL, "no rma_iov");
+	msg.rma_iov_count = 1;
+	cr_expect_eq(fi_readmsg(e.t.ep, &msg, FI_REMOTE_CQ_DATA), -FI_EINVAL);
+	cr_expect_eq(fi_writemsg(e.t.ep, &msg, GBA_FLAG_NO_CQ), -FI_EBADFLAGS,
+		     "provider-private flag from the user");
+	/* an endpoint fid that is not the provider's (its fi_ops differ) */
+	{
+		static struct fi_ops other_ops = {.size = sizeof(other_ops)};
+		struct fid_ep fake = *e.t.ep;
+
+		fake.fid.ops = &other_ops;
+		cr_expect_eq(fi_write(&fake, src, 1, NULL, e.t.self,
+				      raddr(&e, 0), e.key, &ctx),
+			     -FI_EINVAL, "not a gba endpoint");
+	}
+
+	for (i = 0; i < 64; i++)
+		cr_assert_eq(e.region[i], 0, "byte %zu written", i);
+	cr_expect_eq(fi_cq_read(e.t.cq, &c, 1), -FI_EAGAIN, "no completion");
+	cr_expect_eq(fi_cntr_read(e.wcntr), 0);
+	cr_expect_eq(fi_cntr_read(e.rcntr), 0);
+	cr_expect_eq(fi_cntr_readerr(e.wcntr), 0);
+	cr_expect_eq(fi_cntr_readerr(e.rcntr), 0);
+	rma_close(&e);
+}
+
+Test(rma, full_cq_returns_eagain)
+{
+	struct fi_cntr_attr cattr = {.events = FI_CNTR_EVENTS_COMP};
+	struct fi_av_attr av_attr = {.type = FI_AV_TABLE};
+	struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_DATA, .size = 2};
+	struct fi_cq_data_entry c[2];
+	struct fid_cntr *wcntr;
+	struct fid_mr *mr;
+	struct tep t = {0};
+	uint8_t region[64] = {0};
+	uint64_t v = 0x0102030405060708ULL, key;
+	int ctx;
+
+	cr_assert_eq(fi_endpoint(t_domain, t_info, &t.ep, NULL), 0);
+	cr_assert_eq(fi_av_open(t_domain, &av_attr, &t.av, NULL), 0);
+	cr_assert_eq(fi_cq_open(t_domain, &cq_attr, &t.cq, NULL), 0);
+	cr_assert_eq(fi_cntr_open(t_domain, &cattr, &wcntr, NULL), 0);
+	cr_assert_eq(fi_ep_bind(t.ep, &t.av->fid, 0), 0);
+	cr_assert_eq(fi_ep_bind(t.ep, &t.cq->fid, FI_TRANSMIT | FI_RECV), 0);
+	cr_assert_eq(fi_ep_bind(t.ep, &wcntr->fid, FI_WRITE), 0);
+	cr_assert_eq(fi_enable(t.ep), 0);
+	t.self = insert_name(t.av, t.ep);
+	cr_assert_eq(fi_mr_reg(t_domain, region, sizeof(region),
+			       FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0, &mr,
+			       NULL),
+		     0);
+	key = fi_mr_key(mr);
+
+	cr_assert_eq(fi_write(t.ep, &v, 8, NULL, t.self,
+			      (uint64_t)(uintptr_t)region, key, &ctx),
+		     0);
+	cr_assert_eq(fi_write(t.ep, &v, 8, NULL, t.self,
+			      (uint64_t)(uintptr_t)(region + 8), key, &ctx),
+		     0);
+	cr_expect_eq(fi_write(t.ep, &v, 8, NULL, t.self,
+			      (uint64_t)(uintptr_t)(region + 16), key, &ctx),
+		     -FI_EAGAIN, "CQ full");
+	cr_expect_eq(region[16], 0, "written although refused");
+	cr_expect_eq(fi_cntr_read(wcntr), 2);
+	/* an inject needs no CQ entry: it proceeds */
+	cr_expect_eq(fi_inject_write(t.ep, &v, 8, t.self,
+				     (uint64_t)(uintptr_t)(region + 24), key),
+		     0);
+	cr_expect_eq(memcmp(region + 24, &v, 8), 0);
+	cr_expect_eq(fi_cntr_read(wcntr), 3);
+	cr_assert_eq(fi_cq_read(t.cq, c, 2), 2);
+	cr_expect_eq(fi_write(t.ep, &v, 8, NULL, t.self,
+			      (uint64_t)(uintptr_t)(region + 16), key, &ctx),
+		     0, "room again");
+	cr_expect_eq(memcmp(region + 16, &v, 8), 0);
+	cr_assert_eq(fi_cq_read(t.cq, c, 2), 1);
+	cr_expect_eq(fi_cq_read(t.cq, c, 1), -FI_EAGAIN);
+
+	cr_expect_eq(fi_close(&t.ep->fid), 0);
+	cr_expect_eq(fi_close(&mr->fid), 0);
+	cr_expect_eq(fi_close(&wcntr->fid), 0);
+	cr_expect_eq(fi_close(&t.cq->fid), 0);
+	cr_expect_eq(fi_close(&t.av->fid), 0);
+}
+
+/* Post a triggered read of @len bytes at @off into @buf; arrays on the
+ * stack of this function are gone when it fires. */
+static ssize_t post_triggered_read(struct rma_env *e, void *buf, size_t len,
+				   size_t off, fi_addr_t dest,
+				   struct fi_triggered_context *tctx)
+{
+	struct iovec iov[2] = {{buf, len / 2},
+			       {(uint8_t *)buf + len / 2, len - len / 2}};
+	struct fi_rma_iov rma = {raddr(e, off), len, e->key};
+	struct fi_msg_rma msg = {
+		.msg_iov = iov,
+		.iov_count = 2,
+		.addr = dest,
+		.rma_iov = &rma,
+		.rma_iov_count = 1,
+		.context = tctx,
+	};
+	ssize_t ret;
+
+	ret = fi_readmsg(e->t.ep, &msg, FI_TRIGGER | FI_COMPLETION);
+	memset(iov, 0, sizeof(iov));
+	memset(&rma, 0xff, sizeof(rma));
+	return ret;
+}
+
+Test(rma, triggered_read_and_post_time_errors)
+{
+	struct fi_cntr_attr cattr = {.events = FI_CNTR_EVENTS_COMP};
+	struct fi_av_attr av_attr = {.type = FI_AV_TABLE};
+	struct gba_addr other = prov_addr((uint32_t)getpid() + 1, 1);
+	struct fi_triggered_context tctx = {0};
+	struct fi_cq_data_entry c;
+	struct fid_cntr *trig;
+	struct fid_ep *bare;
+	struct fid_av *av;
+	struct rma_env e;
+	uint8_t dst[100] = {0};
+	fi_addr_t far;
+
+	rma_open(&e);
+	fill(e.region + 300, sizeof(dst), 6);
+	cr_assert_eq(fi_cntr_open(t_domain, &cattr, &trig, NULL), 0);
+	tctx.event_type = FI_TRIGGER_THRESHOLD;
+	tctx.trigger.threshold.cntr = trig;
+	tctx.trigger.threshold.threshold = 5;
+	cr_assert_eq(
+		post_triggered_read(&e, dst, sizeof(dst), 300, e.t.self, &tctx),
+		0);
+	cr_assert_eq(fi_cntr_set(trig, 4), 0);
+	cr_expect_eq(dst[0], 0, "read before the threshold");
+	cr_expect_eq(fi_cq_read(e.t.cq, &c, 1), -FI_EAGAIN);
+	cr_expect_eq(fi_cntr_read(e.rcntr), 0);
+	cr_assert_eq(fi_cntr_add(trig, 1), 0);
+	cr_expect_eq(memcmp(dst, e.region + 300, sizeof(dst)), 0);
+	expect_comp(&e, &tctx, FI_RMA | FI_READ, sizeof(dst));
+	cr_expect_eq(fi_cntr_read(e.rcntr), 1);
+	/* a threshold already reached: runs at once */
+	memset(dst, 0, sizeof(dst));
+	cr_assert_eq(
+		post_triggered_read(&e, dst, sizeof(dst), 300, e.t.self, &tctx),
+		0);
+	cr_expect_eq(memcmp(dst, e.region + 300, sizeof(dst)), 0);
+	expect_comp(&e, &tctx, FI_RMA | FI_READ, sizeof(dst));
+
+	/* refused when posted, as the immediate verb would be */
+	tctx.trigger.threshold.threshold = 100;
+	cr_assert_eq(fi_av_insert(e.t.av, &other, 1, &far, 0, NULL), 1);
+	cr_expect_eq(post_triggered_read(&e, dst, sizeof(dst), 300, far, &tctx),
+		     -FI_EHOSTUNREACH);
+	cr_expect_eq(
+		post_triggered_read(&e, dst, sizeof(dst), 300, 4242, &tctx),
+		-FI_EINVAL, "not in the AV");
+	cr_assert_eq(fi_endpoint(t_domain, t_info, &bare, NULL), 0);
+	cr_assert_eq(fi_av_open(t_domain, &av_attr, &av, NULL), 0);
+	cr_assert_eq(fi_ep_bind(bare, &av->fid, 0), 0);
+	{
+		struct iovec iov = {dst, 8};
+		struct fi_rma_iov rma = {raddr(&e, 0), 8, e.key};
+		struct fi_msg_rma msg = {.msg_iov = &iov,
+					 .iov_count = 1,
+					 .addr = 0,
+					 .rma_iov = &rma,
+					 .rma_iov_count = 1,
+					 .context = &tctx};
+
+		cr_expect_eq(fi_writemsg(bare, &msg, FI_TRIGGER),
+			     -FI_EOPBADSTATE, "endpoint not enabled");
+		msg.context = NULL;
+		cr_expect_eq(fi_writemsg(e.t.ep, &msg, FI_TRIGGER), -FI_EINVAL,
+			     "FI_TRIGGER without a triggered context");
+	}
+	cr_expect_eq(fi_close(&bare->fid), 0);
+	cr_expect_eq(fi_close(&av->fid), 0);
+	/* nothing of the refused ones fires later */
+	cr_assert_eq(fi_cntr_set(trig, 1000), 0);
+	cr_expect_eq(fi_cq_read(e.t.cq, &c, 1), -FI_EAGAIN);
+	cr_expect_eq(fi_cntr_read(e.rcntr), 2);
+	cr_expect_eq(fi_cntr_readerr(e.rcntr), 0);
+	cr_expect_eq(fi_cntr_readerr(e.wcntr), 0);
+	cr_expect_eq(fi_close(&trig->fid), 0);
+	rma_close(&e);
+}
+
+Test(rma, triggered_destination_removed_before_firing)
+{
+	struct fi_cntr_attr cattr = {.events = FI_CNTR_EVENTS_COMP};
+	struct fi_triggered_context tctx = {0};
+	struct fi_cq_data_entry c;
+	struct fi_cq_err_entry ee;
+	struct fid_cntr *trig;
+	struct rma_env e, peer;
+	uint8_t dst[16] = {0};
+	fi_addr_t p;
+
+	rma_open(&e);
+	rma_open(&peer);
+	p = insert_name(e.t.av, peer.t.ep);
+	cr_assert_eq(fi_cntr_open(t_domain, &cattr, &trig, NULL), 0);
+	tctx.event_type = FI_TRIGGER_THRESHOLD;
+	tctx.trigger.threshold.cntr = trig;
+	tctx.trigger.threshold.threshold = 1;
+	cr_assert_eq(post_triggered_read(&e, dst, sizeof(dst), 0, p, &tctx), 0);
+	cr_assert_eq(fi_av_remove(e.t.av, &p, 1, 0), 0);
+	cr_assert_eq(fi_cntr_add(trig, 1), 0);
+	/* it cannot start: an error completion, nothing read */
+	cr_assert_eq(fi_cq_read(e.t.cq, &c, 1), -FI_EAVAIL);
+	memset(&ee, 0, sizeof(ee));
+	cr_assert_eq(fi_cq_readerr(e.t.cq, &ee, 0), 1);
+	cr_expect_eq(ee.op_context, &tctx);
+	cr_expect_eq(ee.flags, FI_RMA | FI_READ, "flags 0x%llx",
+		     (unsigned long long)ee.flags);
+	cr_expect_eq(ee.err, FI_EINVAL, "err %d", ee.err);
+	cr_expect_eq(fi_cntr_readerr(e.rcntr), 1);
+	cr_expect_eq(fi_cntr_read(e.rcntr), 0);
+	cr_expect_eq(fi_close(&trig->fid), 0);
+	rma_close(&peer);
 	rma_close(&e);
 }

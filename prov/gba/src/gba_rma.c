@@ -66,8 +66,9 @@ void gba_rma_report(struct gba_ep *ep, struct gba_ep *peer, int err,
 	}
 	if ((flags & FI_REMOTE_CQ_DATA) && peer && peer->rx_cq)
 		gba_cq_write(peer->rx_cq, NULL,
-			     FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA, len,
-			     NULL, data, 0, FI_ADDR_NOTAVAIL);
+			     (flags & FI_ATOMIC ? FI_ATOMIC : FI_RMA) |
+				     FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA,
+			     len, NULL, data, 0, FI_ADDR_NOTAVAIL);
 	if (flags & GBA_FLAG_NO_CQ) {
 		if (ep->cntrs[slot])
 			gba_cntr_inc(ep->cntrs[slot]);
@@ -76,7 +77,10 @@ void gba_rma_report(struct gba_ep *ep, struct gba_ep *peer, int err,
 	gba_ep_tx_complete(ep, slot, flags, context, len);
 }
 
-/* Total length of @iov; -1 if NULL entries with a length or too long. */
+/*
+ * Total length of @iov; -1 if NULL entries with a length or more than
+ * GBA_MAX_MSG_SIZE bytes (checked before adding: no wrap-around).
+ */
 static ssize_t gba_iov_len(const struct iovec *iov, size_t count)
 {
 	size_t i, len = 0;
@@ -84,9 +88,9 @@ static ssize_t gba_iov_len(const struct iovec *iov, size_t count)
 	for (i = 0; i < count; i++) {
 		if (!iov[i].iov_base && iov[i].iov_len)
 			return -1;
-		len += iov[i].iov_len;
-		if (len > GBA_MAX_MSG_SIZE)
+		if (iov[i].iov_len > GBA_MAX_MSG_SIZE - len)
 			return -1;
+		len += iov[i].iov_len;
 	}
 	return (ssize_t)len;
 }
@@ -125,23 +129,22 @@ static int gba_rma_check(const struct iovec *iov, size_t count,
 }
 
 /*
- * Perform a write (@write) or read between @iov and the region at
+ * Perform a write (@write) or read of @len bytes between @iov (@count
+ * entries, already checked by gba_rma_check) and the region at
  * @rma_iov of @dest, and report it.  Shared by the immediate verbs and
- * triggered operations.  Returns 0 or a negative -FI_E*.
+ * triggered operations.  Returns 0 (performed or completed in error) or
+ * a negative -FI_E* (nothing performed, nothing reported).
  */
 static ssize_t gba_rma_do(struct gba_ep *ep, bool write,
 			  const struct iovec *iov, size_t count, fi_addr_t dest,
-			  const struct fi_rma_iov *rma_iov, size_t rma_count,
+			  const struct fi_rma_iov *rma_iov, size_t len,
 			  uint64_t flags, void *context, uint64_t data)
 {
 	struct gba_ep *peer = NULL;
 	uint8_t *region;
-	size_t len, i;
+	size_t i;
 	int ret;
 
-	ret = gba_rma_check(iov, count, rma_iov, rma_count, &len);
-	if (ret)
-		return ret;
 	/* an inject needs CQ room only if it fails: not checked up front */
 	if (!(flags & GBA_FLAG_NO_CQ) && !gba_ep_tx_has_space(ep))
 		return -FI_EAGAIN;
@@ -188,7 +191,8 @@ static void gba_rma_trigger_run(struct gba_trigger *trig)
 	ssize_t ret;
 
 	ret = gba_rma_do(trig->ep, rt->write, rt->iov, rt->count, rt->dest,
-			 &rt->rma_iov, 1, rt->flags, rt->context, rt->data);
+			 &rt->rma_iov, rt->rma_iov.len, rt->flags, rt->context,
+			 rt->data);
 	if (ret)
 		gba_ep_tx_error(
 			trig->ep, rt->write ? GBA_CNTR_WRITE : GBA_CNTR_READ,
@@ -196,32 +200,32 @@ static void gba_rma_trigger_run(struct gba_trigger *trig)
 			rt->context, (int)-ret, 0, NULL, 0);
 }
 
-/* Queue @msg as a triggered write/read.  0 or -FI_E*. */
+/*
+ * Queue @msg (of @len bytes, shape already checked) as a triggered
+ * write/read.  What the immediate verb would refuse at once (endpoint
+ * not enabled, destination unknown or in another process) is refused
+ * now; target-side errors complete in error when it fires.  0 or -FI_E*.
+ */
 static ssize_t gba_rma_trigger(struct gba_ep *ep, bool write,
-			       const struct fi_msg_rma *msg, uint64_t flags)
+			       const struct fi_msg_rma *msg, size_t len,
+			       uint64_t flags)
 {
 	struct gba_rma_trigger *rt;
+	struct gba_ep *peer;
 	struct gba_cntr *cntr;
 	uint64_t threshold;
-	size_t len, extra = 0, i;
+	size_t extra = 0, i;
 	uint8_t *p;
 	int ret;
 
 	ret = gba_trigger_parse(ep, msg->context, &cntr, &threshold);
 	if (ret)
 		return ret;
-	ret = gba_rma_check(msg->msg_iov, msg->iov_count, msg->rma_iov,
-			    msg->rma_iov_count, &len);
+	ret = gba_ep_target(ep, msg->addr, &peer);
 	if (ret)
 		return ret;
-	if (write && (flags & FI_INJECT)) {
-		if (len > GBA_INJECT_SIZE)
-			return GBA_WARN_RET(FI_LOG_EP_DATA, -FI_EINVAL,
-					    "FI_INJECT of %zu bytes (limit "
-					    "%d)\n",
-					    len, GBA_INJECT_SIZE);
-		extra = len;
-	}
+	if (write && (flags & FI_INJECT))
+		extra = len; /* at most GBA_INJECT_SIZE (gba_rma_msg) */
 	rt = calloc(1, sizeof(*rt) + extra);
 	if (!rt)
 		return -FI_ENOMEM;
@@ -263,6 +267,8 @@ static ssize_t gba_rma_msg(struct fid_ep *ep_fid, bool write,
 			   const struct fi_msg_rma *msg, uint64_t flags)
 {
 	struct gba_ep *ep = gba_rma_ep(ep_fid);
+	size_t len;
+	int ret;
 
 	if (!ep || !msg)
 		return GBA_WARN_RET(FI_LOG_EP_DATA, -FI_EINVAL,
@@ -276,16 +282,18 @@ static ssize_t gba_rma_msg(struct fid_ep *ep_fid, bool write,
 		return GBA_WARN_RET(FI_LOG_EP_DATA, -FI_EINVAL,
 				    "fi_readmsg: FI_INJECT / "
 				    "FI_REMOTE_CQ_DATA apply to writes\n");
-	if ((flags & FI_INJECT) &&
-	    gba_iov_len(msg->msg_iov, msg->iov_count) > GBA_INJECT_SIZE)
+	ret = gba_rma_check(msg->msg_iov, msg->iov_count, msg->rma_iov,
+			    msg->rma_iov_count, &len);
+	if (ret)
+		return ret;
+	if ((flags & FI_INJECT) && len > GBA_INJECT_SIZE)
 		return GBA_WARN_RET(FI_LOG_EP_DATA, -FI_EINVAL,
-				    "FI_INJECT of more than %d bytes\n",
+				    "FI_INJECT of %zu bytes (limit %d)\n", len,
 				    GBA_INJECT_SIZE);
 	if (flags & FI_TRIGGER)
-		return gba_rma_trigger(ep, write, msg, flags);
+		return gba_rma_trigger(ep, write, msg, len, flags);
 	return gba_rma_do(ep, write, msg->msg_iov, msg->iov_count, msg->addr,
-			  msg->rma_iov, msg->rma_iov_count, flags, msg->context,
-			  msg->data);
+			  msg->rma_iov, len, flags, msg->context, msg->data);
 }
 
 /* Build the one-element iov / rma_iov of a contiguous verb and run it. */
@@ -298,10 +306,14 @@ static inline ssize_t gba_rma_contig(struct fid_ep *ep_fid, bool write,
 	struct gba_ep *ep = gba_rma_ep(ep_fid);
 	struct iovec iov = {.iov_base = buf, .iov_len = len};
 	struct fi_rma_iov rma_iov = {.addr = addr, .len = len, .key = key};
+	int ret;
 
 	if (!ep)
 		return -FI_EINVAL;
-	return gba_rma_do(ep, write, &iov, 1, dest, &rma_iov, 1,
+	ret = gba_rma_check(&iov, 1, &rma_iov, 1, &len);
+	if (ret)
+		return ret;
+	return gba_rma_do(ep, write, &iov, 1, dest, &rma_iov, len,
 			  flags | (ep->tx_op_flags & FI_COMPLETION), context,
 			  data);
 }
@@ -327,7 +339,7 @@ static ssize_t gba_rma_vec(struct fid_ep *ep_fid, bool write,
 		return GBA_WARN_RET(FI_LOG_EP_DATA, -FI_EINVAL,
 				    "RMA: bad local iov\n");
 	rma_iov.len = (size_t)len;
-	return gba_rma_do(ep, write, iov, count, dest, &rma_iov, 1,
+	return gba_rma_do(ep, write, iov, count, dest, &rma_iov, (size_t)len,
 			  ep->tx_op_flags & FI_COMPLETION, context, 0);
 }
 
