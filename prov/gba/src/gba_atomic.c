@@ -18,6 +18,11 @@
  * atomics (fi_fetch_atomic): those plus FI_ATOMIC_READ; compare atomics
  * (fi_compare_atomic): FI_CSWAP..FI_MSWAP.  At most GBA_ATOMIC_MAX_BYTES
  * of elements per operation.
+ *
+ * Access the target's registration must grant (fi_mr(3)): FI_REMOTE_WRITE
+ * for basic atomics, FI_REMOTE_READ | FI_REMOTE_WRITE for fetch and
+ * compare atomics, FI_REMOTE_READ for FI_ATOMIC_READ; otherwise the
+ * operation completes in error (FI_EACCES).
  */
 #include "config.h"
 
@@ -312,7 +317,11 @@ static void *gba_ioc_next(struct gba_ioc_iter *it)
 	return (uint8_t *)it->ioc[it->i].addr + it->size * it->j++;
 }
 
-/* Elements of @ioc[@count]; -1 if malformed. */
+/*
+ * Elements of @ioc[@count]; -1 if malformed (more than GBA_IOV_LIMIT
+ * entries, a NULL entry with a count) or if an entry has more elements
+ * than any operation may carry (so that the sum cannot wrap around).
+ */
 static ssize_t gba_ioc_elems(const struct fi_ioc *ioc, size_t count)
 {
 	size_t i, n = 0;
@@ -320,7 +329,8 @@ static ssize_t gba_ioc_elems(const struct fi_ioc *ioc, size_t count)
 	if (count > GBA_IOV_LIMIT || (count && !ioc))
 		return -1;
 	for (i = 0; i < count; i++) {
-		if (!ioc[i].addr && ioc[i].count)
+		if ((!ioc[i].addr && ioc[i].count) ||
+		    ioc[i].count > GBA_ATOMIC_MAX_BYTES)
 			return -1;
 		n += ioc[i].count;
 	}
@@ -363,7 +373,7 @@ static int gba_atomic_check(const struct gba_atomic_op *a, size_t *elems)
 				    "target %zu)\n",
 				    n, a->rma.count);
 	if (!a->rma.count ||
-	    a->rma.count * gba_atomic_size(a->dt) > GBA_ATOMIC_MAX_BYTES)
+	    a->rma.count > GBA_ATOMIC_MAX_BYTES / gba_atomic_size(a->dt))
 		return GBA_WARN_RET(
 			FI_LOG_EP_DATA, -FI_EINVAL,
 			"atomic: %zu elements (1..%zu)\n", a->rma.count,
@@ -388,28 +398,50 @@ static int gba_atomic_check(const struct gba_atomic_op *a, size_t *elems)
 	return 0;
 }
 
-/* Perform @a and report it.  Shared by verbs and triggers.  0 or -FI_E*. */
-static ssize_t gba_atomic_do(struct gba_ep *ep, const struct gba_atomic_op *a)
+/* Completion flags of @a: its op flags, FI_ATOMIC, FI_WRITE or FI_READ. */
+static inline uint64_t gba_atomic_cflags(const struct gba_atomic_op *a)
+{
+	return a->flags | FI_ATOMIC |
+	       (a->kind == GBA_ATOMIC_WRITE ? FI_WRITE : FI_READ);
+}
+
+/*
+ * Remote access @a needs (fi_mr(3), and libfabric's util providers):
+ * FI_REMOTE_WRITE to update the target, FI_REMOTE_READ as well to return
+ * its previous value; FI_ATOMIC_READ only reads.
+ */
+static inline uint64_t gba_atomic_access(const struct gba_atomic_op *a)
+{
+	if (a->op == FI_ATOMIC_READ)
+		return FI_REMOTE_READ;
+	if (a->kind == GBA_ATOMIC_WRITE)
+		return FI_REMOTE_WRITE;
+	return FI_REMOTE_READ | FI_REMOTE_WRITE;
+}
+
+/*
+ * Perform @a (shape checked by gba_atomic_check) and report it.  Shared
+ * by the immediate verbs and triggered operations.  Returns 0 (performed
+ * or completed in error) or a negative -FI_E* (nothing performed,
+ * nothing reported).
+ */
+static ssize_t gba_atomic_do(struct gba_ep *ep, const struct gba_atomic_op *a,
+			     size_t elems)
 {
 	struct gba_ioc_iter opnd = {a->iov, a->iov_count, 0, 0, 0};
 	struct gba_ioc_iter cmp = {a->cmp, a->cmp_count, 0, 0, 0};
 	struct gba_ioc_iter res = {a->res, a->res_count, 0, 0, 0};
-	size_t size = gba_atomic_size(a->dt), elems = 0, i;
+	size_t size = gba_atomic_size(a->dt), i;
 	struct gba_ep *peer = NULL;
 	bool write = a->kind == GBA_ATOMIC_WRITE;
 	uint8_t *target;
 	int ret;
 
-	ret = gba_atomic_check(a, &elems);
-	if (ret)
-		return ret;
 	if (!(a->flags & GBA_FLAG_NO_CQ) && !gba_ep_tx_has_space(ep))
 		return -FI_EAGAIN;
-	ret = gba_rma_resolve(
-		ep, a->dest, a->rma.addr, a->rma.key, elems * size,
-		a->op == FI_ATOMIC_READ ? FI_REMOTE_READ
-					: FI_REMOTE_READ | FI_REMOTE_WRITE,
-		&peer, (void **)&target);
+	ret = gba_rma_resolve(ep, a->dest, a->rma.addr, a->rma.key,
+			      elems * size, gba_atomic_access(a), &peer,
+			      (void **)&target);
 	if (ret < 0)
 		return ret;
 	if (!ret && ((uintptr_t)target & (size - 1))) {
@@ -430,8 +462,7 @@ static ssize_t gba_atomic_do(struct gba_ep *ep, const struct gba_atomic_op *a)
 				write ? NULL : gba_ioc_next(&res));
 	}
 	gba_rma_report(ep, peer, ret, write ? GBA_CNTR_WRITE : GBA_CNTR_READ,
-		       a->flags | FI_ATOMIC | (write ? FI_WRITE : FI_READ),
-		       a->context, 0, a->data);
+		       gba_atomic_cflags(a), a->context, 0, a->data);
 	return 0;
 }
 
@@ -439,6 +470,7 @@ static ssize_t gba_atomic_do(struct gba_ep *ep, const struct gba_atomic_op *a)
 struct gba_atomic_trigger {
 	struct gba_trigger base; /* first: freed with free() */
 	struct gba_atomic_op a;
+	size_t elems;
 	struct fi_ioc iov[GBA_IOV_LIMIT];
 	struct fi_ioc cmp[GBA_IOV_LIMIT];
 	struct fi_ioc res[GBA_IOV_LIMIT];
@@ -450,29 +482,35 @@ static void gba_atomic_trigger_run(struct gba_trigger *trig)
 	struct gba_atomic_trigger *at = (struct gba_atomic_trigger *)trig;
 	ssize_t ret;
 
-	ret = gba_atomic_do(trig->ep, &at->a);
+	ret = gba_atomic_do(trig->ep, &at->a, at->elems);
 	if (ret)
 		gba_ep_tx_error(trig->ep,
 				at->a.kind == GBA_ATOMIC_WRITE ? GBA_CNTR_WRITE
 							       : GBA_CNTR_READ,
-				at->a.flags | FI_ATOMIC, at->a.context,
+				gba_atomic_cflags(&at->a), at->a.context,
 				(int)-ret, 0, NULL, 0);
 }
 
-/* Queue @a as a triggered atomic.  0 or -FI_E*. */
+/*
+ * Queue @a (@elems elements, shape checked) as a triggered atomic.  What
+ * the immediate verb would refuse at once (endpoint not enabled,
+ * destination unknown or in another process) is refused now; target-side
+ * errors complete in error when it fires.  0 or -FI_E*.
+ */
 static ssize_t gba_atomic_trigger(struct gba_ep *ep,
-				  const struct gba_atomic_op *a)
+				  const struct gba_atomic_op *a, size_t elems)
 {
 	struct gba_atomic_trigger *at;
+	struct gba_ep *peer;
 	struct gba_cntr *cntr;
 	uint64_t threshold;
-	size_t elems, size = gba_atomic_size(a->dt), i;
+	size_t size = gba_atomic_size(a->dt), i;
 	int ret;
 
 	ret = gba_trigger_parse(ep, a->context, &cntr, &threshold);
 	if (ret)
 		return ret;
-	ret = gba_atomic_check(a, &elems);
+	ret = gba_ep_target(ep, a->dest, &peer);
 	if (ret)
 		return ret;
 	at = calloc(1, sizeof(*at));
@@ -481,11 +519,12 @@ static ssize_t gba_atomic_trigger(struct gba_ep *ep,
 	at->base.ep = ep;
 	at->base.run = gba_atomic_trigger_run;
 	at->base.context = a->context;
-	at->base.flags = (a->flags & ~FI_TRIGGER) | FI_ATOMIC;
-	at->base.slot =
-		a->kind == GBA_ATOMIC_WRITE ? GBA_CNTR_WRITE : GBA_CNTR_READ;
 	at->a = *a;
 	at->a.flags &= ~FI_TRIGGER;
+	at->elems = elems;
+	at->base.flags = gba_atomic_cflags(&at->a);
+	at->base.slot =
+		a->kind == GBA_ATOMIC_WRITE ? GBA_CNTR_WRITE : GBA_CNTR_READ;
 	memcpy(at->iov, a->iov, a->iov_count * sizeof(at->iov[0]));
 	memcpy(at->cmp, a->cmp, a->cmp_count * sizeof(at->cmp[0]));
 	memcpy(at->res, a->res, a->res_count * sizeof(at->res[0]));
@@ -504,20 +543,24 @@ static ssize_t gba_atomic_trigger(struct gba_ep *ep,
 	return gba_trigger_queue(cntr, threshold, &at->base);
 }
 
-/* Entry of every verb: the endpoint, flags check, run or queue. */
+/*
+ * Entry of every verb (flags already checked): the endpoint, the shape
+ * of the operation, then run or queue.
+ */
 static ssize_t gba_atomic_post(struct fid_ep *ep_fid, struct gba_atomic_op *a)
 {
 	struct gba_ep *ep = gba_ep_of(ep_fid);
+	size_t elems;
+	int ret;
 
 	if (!ep)
 		return -FI_EINVAL;
-	if (a->flags & ~(GBA_ATOMIC_MSG_FLAGS | GBA_FLAG_NO_CQ))
-		return GBA_WARN_RET(FI_LOG_EP_DATA, -FI_EBADFLAGS,
-				    "atomic: flags 0x%llx not supported\n",
-				    (unsigned long long)a->flags);
+	ret = gba_atomic_check(a, &elems);
+	if (ret)
+		return ret;
 	if (a->flags & FI_TRIGGER)
-		return gba_atomic_trigger(ep, a);
-	return gba_atomic_do(ep, a);
+		return gba_atomic_trigger(ep, a, elems);
+	return gba_atomic_do(ep, a, elems);
 }
 
 /* Flags of the non-msg verbs: the endpoint's FI_COMPLETION. */
@@ -582,12 +625,21 @@ static ssize_t gba_atomic_writev(struct fid_ep *ep, const struct fi_ioc *iov,
 	return gba_atomic_post(ep, &a);
 }
 
-/* One remote ioc (the provider's rma_iov_limit) of a msg verb. */
-static int gba_atomic_msg_check(const struct fi_msg_atomic *msg)
+/*
+ * A msg verb's @msg and @flags: one remote ioc (the provider's
+ * rma_iov_limit), only the flags of GBA_ATOMIC_MSG_FLAGS (provider-private
+ * bits are refused).  0, -FI_EINVAL or -FI_EBADFLAGS (logged).
+ */
+static int gba_atomic_msg_check(const struct fi_msg_atomic *msg, uint64_t flags)
 {
 	if (!msg)
 		return GBA_WARN_RET(FI_LOG_EP_DATA, -FI_EINVAL,
 				    "atomic msg: NULL msg\n");
+	if (flags & ~GBA_ATOMIC_MSG_FLAGS)
+		return GBA_WARN_RET(
+			FI_LOG_EP_DATA, -FI_EBADFLAGS,
+			"atomic msg: flags 0x%llx not supported\n",
+			(unsigned long long)(flags & ~GBA_ATOMIC_MSG_FLAGS));
 	if (msg->rma_iov_count != GBA_RMA_IOV_LIMIT || !msg->rma_iov)
 		return GBA_WARN_RET(FI_LOG_EP_DATA, -FI_EINVAL,
 				    "atomic msg: %zu remote iocs (exactly "
@@ -623,7 +675,7 @@ static ssize_t gba_atomic_writemsg(struct fid_ep *ep,
 				   uint64_t flags)
 {
 	struct gba_atomic_op a = {0};
-	int ret = gba_atomic_msg_check(msg);
+	int ret = gba_atomic_msg_check(msg, flags);
 
 	if (ret)
 		return ret;
@@ -718,7 +770,7 @@ static ssize_t gba_atomic_readwritemsg(struct fid_ep *ep,
 				       uint64_t flags)
 {
 	struct gba_atomic_op a = {0};
-	int ret = gba_atomic_msg_check(msg);
+	int ret = gba_atomic_msg_check(msg, flags);
 
 	if (ret)
 		return ret;
@@ -800,7 +852,7 @@ gba_atomic_compwritemsg(struct fid_ep *ep, const struct fi_msg_atomic *msg,
 			void **result_desc, size_t result_count, uint64_t flags)
 {
 	struct gba_atomic_op a = {0};
-	int ret = gba_atomic_msg_check(msg);
+	int ret = gba_atomic_msg_check(msg, flags);
 
 	if (ret)
 		return ret;
