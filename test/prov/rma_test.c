@@ -715,3 +715,64 @@ Test(rma, triggered_destination_removed_before_firing)
 	rma_close(&peer);
 	rma_close(&e);
 }
+
+Test(rma, zero_length_entries)
+{
+	struct fi_cntr_attr cattr = {.events = FI_CNTR_EVENTS_COMP};
+	struct fi_triggered_context tctx = {0};
+	struct fi_msg_rma msg = {0};
+	struct fi_rma_iov rma;
+	struct fid_cntr *trig;
+	struct rma_env e;
+	uint8_t src[8];
+	struct iovec iov[3] = {{src, 4}, {NULL, 0}, {src + 4, 4}};
+	int ctx;
+
+	rma_open(&e);
+	fill(src, sizeof(src), 8);
+	/* zero-length operations complete like any other */
+	cr_assert_eq(fi_write(e.t.ep, NULL, 0, NULL, e.t.self, raddr(&e, 0),
+			      e.key, &ctx),
+		     0);
+	expect_comp(&e, &ctx, FI_RMA | FI_WRITE, 0);
+	cr_assert_eq(fi_read(e.t.ep, NULL, 0, NULL, e.t.self, raddr(&e, 0),
+			     e.key, &ctx),
+		     0);
+	expect_comp(&e, &ctx, FI_RMA | FI_READ, 0);
+	/* an empty entry with no buffer between two others */
+	cr_assert_eq(fi_writev(e.t.ep, iov, NULL, 3, e.t.self, raddr(&e, 32),
+			       e.key, &ctx),
+		     0);
+	expect_comp(&e, &ctx, FI_RMA | FI_WRITE, sizeof(src));
+	cr_expect_eq(memcmp(e.region + 32, src, sizeof(src)), 0);
+
+	/* triggered: an FI_INJECT copy skipping the empty entry, and an
+	 * operation with no local iov at all */
+	cr_assert_eq(fi_cntr_open(t_domain, &cattr, &trig, NULL), 0);
+	tctx.event_type = FI_TRIGGER_THRESHOLD;
+	tctx.trigger.threshold.cntr = trig;
+	tctx.trigger.threshold.threshold = 1;
+	rma.addr = raddr(&e, 64);
+	rma.len = sizeof(src);
+	rma.key = e.key;
+	msg.msg_iov = iov;
+	msg.iov_count = 3;
+	msg.addr = e.t.self;
+	msg.rma_iov = &rma;
+	msg.rma_iov_count = 1;
+	msg.context = &tctx;
+	cr_assert_eq(fi_writemsg(e.t.ep, &msg, FI_TRIGGER | FI_INJECT), 0);
+	memset(src, 0, sizeof(src));
+	msg.msg_iov = NULL;
+	msg.iov_count = 0;
+	rma.len = 0;
+	cr_assert_eq(fi_writemsg(e.t.ep, &msg, FI_TRIGGER), 0);
+	cr_assert_eq(fi_cntr_add(trig, 1), 0);
+	cr_expect_eq(memcmp(e.region + 64, e.region + 32, 8), 0,
+		     "inject payload");
+	expect_comp(&e, &tctx, FI_RMA | FI_WRITE, 8);
+	expect_comp(&e, &tctx, FI_RMA | FI_WRITE, 0);
+	cr_expect_eq(fi_cntr_read(e.wcntr), 4);
+	cr_expect_eq(fi_close(&trig->fid), 0);
+	rma_close(&e);
+}

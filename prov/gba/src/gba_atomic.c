@@ -525,9 +525,13 @@ static ssize_t gba_atomic_trigger(struct gba_ep *ep,
 	at->base.flags = gba_atomic_cflags(&at->a);
 	at->base.slot =
 		a->kind == GBA_ATOMIC_WRITE ? GBA_CNTR_WRITE : GBA_CNTR_READ;
-	memcpy(at->iov, a->iov, a->iov_count * sizeof(at->iov[0]));
-	memcpy(at->cmp, a->cmp, a->cmp_count * sizeof(at->cmp[0]));
-	memcpy(at->res, a->res, a->res_count * sizeof(at->res[0]));
+	/* the arrays not used by this kind of atomic may be NULL */
+	if (a->iov_count)
+		memcpy(at->iov, a->iov, a->iov_count * sizeof(at->iov[0]));
+	if (a->cmp_count)
+		memcpy(at->cmp, a->cmp, a->cmp_count * sizeof(at->cmp[0]));
+	if (a->res_count)
+		memcpy(at->res, a->res, a->res_count * sizeof(at->res[0]));
 	at->a.iov = at->iov;
 	at->a.cmp = at->cmp;
 	at->a.res = at->res;

@@ -155,6 +155,8 @@ static ssize_t gba_rma_do(struct gba_ep *ep, bool write,
 		return ret;
 	if (!ret) {
 		for (i = 0; i < count; i++) {
+			if (!iov[i].iov_len) /* its base may be NULL */
+				continue;
 			if (write)
 				memmove(region, iov[i].iov_base,
 					iov[i].iov_len);
@@ -237,9 +239,13 @@ static ssize_t gba_rma_trigger(struct gba_ep *ep, bool write,
 	rt->base.slot = write ? GBA_CNTR_WRITE : GBA_CNTR_READ;
 	rt->write = write;
 	rt->count = msg->iov_count;
-	memcpy(rt->iov, msg->msg_iov, msg->iov_count * sizeof(rt->iov[0]));
+	if (msg->iov_count) /* msg_iov may be NULL without entries */
+		memcpy(rt->iov, msg->msg_iov,
+		       msg->iov_count * sizeof(rt->iov[0]));
 	if (extra) {
 		for (i = 0, p = rt->payload; i < msg->iov_count; i++) {
+			if (!msg->msg_iov[i].iov_len)
+				continue;
 			memcpy(p, msg->msg_iov[i].iov_base,
 			       msg->msg_iov[i].iov_len);
 			p += msg->msg_iov[i].iov_len;
