@@ -813,6 +813,17 @@ Test(atomic, argument_errors_perform_nothing)
 			       e.a.key, (enum fi_datatype)99, FI_SUM, &ctx),
 		     -FI_EOPNOTSUPP, "no such datatype");
 
+	/* an endpoint fid that is not the provider's (its fi_ops differ) */
+	{
+		static struct fi_ops other_ops = {.size = sizeof(other_ops)};
+		struct fid_ep fake = *e.a.t.ep;
+
+		fake.fid.ops = &other_ops;
+		cr_expect_eq(fi_atomic(&fake, v, 1, NULL, e.a.t.self, ra(&e, 0),
+				       e.a.key, FI_UINT64, FI_SUM, &ctx),
+			     -FI_EINVAL, "not a gba endpoint");
+	}
+
 	/* msg forms */
 	rma.addr = ra(&e, 0);
 	rma.count = 1;
