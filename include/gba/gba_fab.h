@@ -1,0 +1,277 @@
+/*
+ * GBA core library: the fabric engine (the data path).
+ *
+ * Front-end neutral (no libfabric or UCX types); ../shared/DESIGN.md
+ * section 4.  The emulated fabric connects the endpoints of the processes
+ * of one host:
+ *
+ *   - every endpoint owns a receive queue in POSIX shared memory
+ *     ("/gba-fab-<uid>-<pid>-<ep_id>", owner-only), a bounded
+ *     multi-producer ring of GBA_FAB_SLOT_SIZE-byte slots; a sender
+ *     claims a slot with one compare-and-swap, fills it and publishes it
+ *     with a release store; the owner polls its next slot (one load);
+ *   - payloads up to GBA_FAB_INLINE bytes travel in the slot; larger
+ *     messages and RMA are single-copy: the target reads or writes the
+ *     initiator's memory with process_vm_readv/process_vm_writev
+ *     (cross-memory attach) and answers with a response slot;
+ *   - RMA and atomics execute at the target, in the target's progress,
+ *     against regions the target's front end validates (ops->mr_lookup);
+ *   - operations from one endpoint to one peer are executed in issue
+ *     order (the ring is FIFO per producer), so every ordering among
+ *     messages, RMA and atomics holds; a fence is implicit.
+ *
+ * Progress is driven by the caller (gba_fab_progress); there is no helper
+ * thread.  An engine endpoint is not thread-safe: the front end
+ * serialises the calls on one endpoint.  Sending into another endpoint's
+ * ring is safe from any number of processes.
+ *
+ * Error convention: 0 (or a documented non-negative value) or a negative
+ * errno.  Completions carry a status that is 0 or a negative errno:
+ *   -EHOSTUNREACH  the peer is on another host, or its endpoint is gone
+ *   -EPIPE         the peer process died with the operation outstanding
+ *   -ENOKEY        the target knows no region with that key
+ *   -EACCES        the region does not grant the access
+ *   -ERANGE        the access leaves the region
+ *   -EINVAL        the target refused the operation (bad atomic, ...)
+ *   -EPERM/-ESRCH  cross-memory attach refused / process gone
+ */
+#ifndef GBA_FAB_H
+#define GBA_FAB_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include <gba/gba_addr.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GBA_FAB_SLOT_SIZE 4096	/* bytes per receive-queue slot */
+#define GBA_FAB_HDR_SIZE 64	/* header at the start of each slot */
+#define GBA_FAB_INLINE (GBA_FAB_SLOT_SIZE - GBA_FAB_HDR_SIZE)
+#define GBA_FAB_RX_SLOTS_DEF 256 /* receive-queue depth (power of two) */
+#define GBA_FAB_MAX_IOV 8	/* iov entries per operation */
+#define GBA_FAB_MAX_OPS_DEF 1024 /* outstanding operations per endpoint */
+
+/* Access rights a target region grants (ops->mr_lookup's @access). */
+#define GBA_FAB_ACCESS_READ 1u	/* gets, fetching atomics read it */
+#define GBA_FAB_ACCESS_WRITE 2u /* puts, atomics write it */
+
+/* Atomic operations the built-in executor knows (32/64-bit integers). */
+enum gba_fab_atomic_op {
+	GBA_FAB_AOP_ADD,
+	GBA_FAB_AOP_AND,
+	GBA_FAB_AOP_OR,
+	GBA_FAB_AOP_XOR,
+	GBA_FAB_AOP_SWAP,
+	GBA_FAB_AOP_CSWAP,
+};
+
+struct gba_fab_ep;
+struct gba_fab_peer;
+
+/*
+ * A message as delivered to the front end's recv callback.  Valid during
+ * the callback only, unless gba_fab_rx_hold() made a copy.  Every
+ * delivered message must eventually be finished with gba_fab_rx_done()
+ * (it answers a large message's sender, whose send completes then).
+ */
+struct gba_fab_rx {
+	struct gba_addr src;	/* sending endpoint */
+	uint64_t len;		/* payload bytes */
+	uint64_t tag;		/* sender's tag (front end's meaning) */
+	uint64_t data;		/* sender's immediate data */
+	uint32_t flags;		/* sender's front-end flags (opaque) */
+	const void *payload;	/* inline payload, or NULL if large */
+	/* engine private */
+	uint32_t src_op;	/* sender's operation, for the answer */
+	uint16_t iov_count;	/* large: sender's iovs */
+	uint8_t held;		/* a gba_fab_rx_hold() copy */
+	struct iovec iov[GBA_FAB_MAX_IOV];
+};
+
+/*
+ * Remote access events for the front end (remote CQ data, remote
+ * counters): one per executed put/get/atomic, after it took effect.
+ */
+enum gba_fab_event {
+	GBA_FAB_EV_PUT,
+	GBA_FAB_EV_GET,
+	GBA_FAB_EV_ATOMIC,
+};
+
+struct gba_fab_ops {
+	/* A message arrived (see struct gba_fab_rx). */
+	void (*recv)(void *ctx, struct gba_fab_rx *rx);
+	/*
+	 * An operation this endpoint started completed: @cookie as given to
+	 * the initiating call, @status 0 or a negative errno (see the
+	 * header comment).  Sends that gba_fab_send completed at once
+	 * (returned 1) are not reported.
+	 */
+	void (*complete)(void *ctx, uint64_t cookie, int status);
+	/*
+	 * Target side: validate @len bytes at remote address @addr under
+	 * @key for @access (GBA_FAB_ACCESS_*); set *@ptr to the local
+	 * address.  Returns 0, -ENOKEY, -EACCES or -ERANGE.
+	 */
+	int (*mr_lookup)(void *ctx, uint64_t key, uint64_t addr, size_t len,
+			 uint32_t access, void **ptr);
+	/*
+	 * Target side: execute @count elements of atomic @op on @datatype
+	 * (both front-end codes, passed through from gba_fab_atomic) at
+	 * @dst with @operand and @compare, the old values into @result (may
+	 * be NULL).  Returns 0 or -EINVAL.  NULL: the built-in executor,
+	 * where @op is an enum gba_fab_atomic_op and @datatype the element
+	 * size in bytes (4 or 8).
+	 */
+	int (*atomic)(void *ctx, uint32_t op, uint32_t datatype, void *dst,
+		      const void *operand, const void *compare, void *result,
+		      size_t count);
+	/*
+	 * Target side, optional: a put/get/atomic from @src took effect
+	 * (@len bytes; @flags and @data as the initiator passed them).
+	 */
+	void (*remote_event)(void *ctx, enum gba_fab_event event,
+			     const struct gba_addr *src, uint32_t flags,
+			     uint64_t data, size_t len);
+};
+
+struct gba_fab_ep_attr {
+	/*
+	 * The endpoint's address: NULL for a new one (gba_addr_init_local),
+	 * or an address of this process (its ep_id chosen by the caller).
+	 */
+	const struct gba_addr *addr;
+	uint32_t rx_slots;	/* receive-queue depth; 0: default */
+	uint32_t max_ops;	/* outstanding operations; 0: default */
+	const struct gba_fab_ops *ops;
+	void *ctx;		/* first argument of every callback */
+};
+
+/*
+ * gba_fab_ep_open - create an endpoint and its receive queue.
+ * Returns 0, -EINVAL (NULL pointers, ops without recv/complete/
+ * mr_lookup, an address of another process, rx_slots not a power of two
+ * or above 65536), -EADDRINUSE (that address is in use), -ENOMEM, or the
+ * errno of shm_open/ftruncate/mmap.
+ */
+int gba_fab_ep_open(const struct gba_fab_ep_attr *attr,
+		    struct gba_fab_ep **epp);
+
+/*
+ * gba_fab_ep_close - remove the receive queue (senders get
+ * -EHOSTUNREACH), fail nothing silently: outstanding operations are
+ * dropped without callbacks, held messages must have been finished.
+ */
+void gba_fab_ep_close(struct gba_fab_ep *ep);
+
+/* gba_fab_ep_addr - the endpoint's address. */
+const struct gba_addr *gba_fab_ep_addr(const struct gba_fab_ep *ep);
+
+/*
+ * gba_fab_peer_get - the peer handle for @addr, connecting on first use
+ * (maps the peer's receive queue).  Handles live until the endpoint
+ * closes.  Returns 0, -EINVAL (malformed address), -EHOSTUNREACH
+ * (another host, or no such endpoint), -EPIPE (the peer died), -ENOMEM.
+ */
+int gba_fab_peer_get(struct gba_fab_ep *ep, const struct gba_addr *addr,
+		     struct gba_fab_peer **peerp);
+
+/* gba_fab_peer_addr - the address a peer handle stands for. */
+const struct gba_addr *gba_fab_peer_addr(const struct gba_fab_peer *peer);
+
+/*
+ * gba_fab_send - send a message of the bytes of @iov (@count entries,
+ * at most GBA_FAB_MAX_IOV) with @tag, @data and front-end @flags.
+ * Up to GBA_FAB_INLINE bytes are copied into the peer's queue: returns
+ * 1, the send is complete and is not reported.  Larger messages stay in
+ * place until the receiver has copied them: returns 0, and
+ * ops->complete(@cookie) reports the end.  Returns -EAGAIN (peer's queue
+ * or this endpoint's operation table full: retry after progress),
+ * -EPIPE/-EHOSTUNREACH (peer gone), -EINVAL (bad iov).
+ */
+int gba_fab_send(struct gba_fab_ep *ep, struct gba_fab_peer *peer,
+		 const struct iovec *iov, size_t count, uint64_t tag,
+		 uint64_t data, uint32_t flags, uint64_t cookie);
+
+/*
+ * gba_fab_put / gba_fab_get - write the bytes of @iov to, or read them
+ * from, @len bytes at remote address @addr under @key of @peer (@len is
+ * the total of @iov).  @flags and @data reach the target's
+ * remote_event.  Always completed by ops->complete(@cookie) once the
+ * target executed it (delivery complete).  Returns 0, -EAGAIN, -EPIPE,
+ * -EHOSTUNREACH, -EINVAL.
+ */
+int gba_fab_put(struct gba_fab_ep *ep, struct gba_fab_peer *peer,
+		const struct iovec *iov, size_t count, uint64_t addr,
+		uint64_t key, uint32_t flags, uint64_t data, uint64_t cookie);
+int gba_fab_get(struct gba_fab_ep *ep, struct gba_fab_peer *peer,
+		const struct iovec *iov, size_t count, uint64_t addr,
+		uint64_t key, uint32_t flags, uint64_t cookie);
+
+/*
+ * gba_fab_atomic - @count elements of @elem_size bytes of atomic @op on
+ * @datatype (front-end codes, see ops->atomic) at @addr under @key of
+ * @peer.  @operand and @compare (NULL if unused) hold @count elements;
+ * the old values are written to @result (NULL: not fetched) when the
+ * operation completes (ops->complete(@cookie)).  The operands travel
+ * inline: count * elem_size * (compare ? 2 : 1) must not exceed
+ * GBA_FAB_INLINE - 16.  Returns 0, -EAGAIN, -EPIPE, -EHOSTUNREACH,
+ * -EINVAL (too large, zero count or size).
+ */
+int gba_fab_atomic(struct gba_fab_ep *ep, struct gba_fab_peer *peer,
+		   uint32_t op, uint32_t datatype, size_t elem_size,
+		   size_t count, const void *operand, const void *compare,
+		   void *result, uint64_t addr, uint64_t key, uint32_t flags,
+		   uint64_t data, uint64_t cookie);
+
+/* Largest @count gba_fab_atomic takes for @elem_size (and @compare). */
+size_t gba_fab_atomic_max_count(size_t elem_size, int compare);
+
+/*
+ * gba_fab_progress - execute the messages and requests that arrived,
+ * deliver completions, retry answers waiting for room in a peer's
+ * queue, and (every few milliseconds while operations are outstanding)
+ * fail the operations of peers that died.  Returns the number of
+ * queue entries handled (0: nothing arrived).  Hot path: when idle, one
+ * load of the next slot, no syscall.
+ */
+int gba_fab_progress(struct gba_fab_ep *ep);
+
+/* gba_fab_busy - outstanding operations (sends, RMA, atomics, answers). */
+size_t gba_fab_busy(const struct gba_fab_ep *ep);
+
+/*
+ * gba_fab_rx_copy - copy bytes [@offset, @offset + len of @iov) of
+ * message @rx into @iov (@count entries), stopping at the end of the
+ * message.  Returns the number of bytes copied or a negative errno
+ * (-EPIPE/-ESRCH sender gone, -EFAULT, -EPERM cross-memory attach
+ * refused).
+ */
+ssize_t gba_fab_rx_copy(struct gba_fab_ep *ep, const struct gba_fab_rx *rx,
+			const struct iovec *iov, size_t count, size_t offset);
+
+/*
+ * gba_fab_rx_hold - keep @rx beyond the recv callback (an unexpected
+ * message): returns a heap copy (inline payload included) or NULL
+ * (-ENOMEM).  The copy is finished with gba_fab_rx_done like the
+ * original.
+ */
+struct gba_fab_rx *gba_fab_rx_hold(const struct gba_fab_rx *rx);
+
+/*
+ * gba_fab_rx_done - the front end is done with @rx: a large message's
+ * sender is answered (its send completes with @status: 0, or a negative
+ * errno to report to it), a held copy is freed.
+ */
+void gba_fab_rx_done(struct gba_fab_ep *ep, struct gba_fab_rx *rx,
+		     int status);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GBA_FAB_H */

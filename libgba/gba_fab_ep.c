@@ -1,0 +1,372 @@
+/*
+ * GBA core library: fabric engine endpoints, peers, the operation table,
+ * progress and dead-peer detection (include/gba/gba_fab.h).
+ *
+ * The operation table is preallocated at open (no allocation on the hot
+ * path); an operation's wire id carries a generation so that an answer
+ * to a record already failed and reused is ignored.  Answers that find
+ * the initiator's queue full wait in a backlog, retried by progress:
+ * executing a request never blocks on a peer, so two endpoints whose
+ * queues are full of each other's requests cannot deadlock.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gba_backend.h"
+#include "gba_fab_priv.h"
+
+/* Check dead peers at most this often while operations are outstanding. */
+#define GBA_FAB_CHECK_NS (20ULL * 1000 * 1000)
+/* Entries one progress call handles at most (bounded latency). */
+#define GBA_FAB_PROGRESS_BUDGET 64
+
+static uint64_t peer_key(const struct gba_addr *addr)
+{
+	return ((uint64_t)addr->pid << 32) | addr->ep_id;
+}
+
+int gba_fab_ep_open(const struct gba_fab_ep_attr *attr,
+		    struct gba_fab_ep **epp)
+{
+	struct gba_fab_ep *ep;
+	uint32_t nslots, i;
+	int ret;
+
+	if (!attr || !epp || !attr->ops || !attr->ops->recv ||
+	    !attr->ops->complete || !attr->ops->mr_lookup)
+		return -EINVAL;
+	nslots = attr->rx_slots ? attr->rx_slots : GBA_FAB_RX_SLOTS_DEF;
+	if (nslots & (nslots - 1) || nslots > GBA_FAB_RX_SLOTS_MAX)
+		return -EINVAL;
+	if (attr->max_ops > GBA_FAB_MAX_OPS_MAX)
+		return -EINVAL;
+	if (attr->addr && (!gba_addr_valid(attr->addr, sizeof(*attr->addr)) ||
+			   attr->addr->pid != (uint32_t)getpid() ||
+			   attr->addr->host_id != gba_host_id()))
+		return -EINVAL;
+
+	ep = calloc(1, sizeof(*ep));
+	if (!ep)
+		return -ENOMEM;
+	if (attr->addr)
+		ep->addr = *attr->addr;
+	else
+		gba_addr_init_local(&ep->addr);
+	ep->ops = *attr->ops;
+	ep->ctx = attr->ctx;
+	ep->max_ops = attr->max_ops ? attr->max_ops : GBA_FAB_MAX_OPS_DEF;
+	ep->optab = calloc(ep->max_ops, sizeof(*ep->optab));
+	if (!ep->optab) {
+		ret = -ENOMEM;
+		goto err;
+	}
+	for (i = 0; i < ep->max_ops; i++)
+		ep->optab[i].next_free = i + 1 < ep->max_ops ? i + 1
+							     : GBA_FAB_OP_NONE;
+	ep->free_op = 0;
+	ep->backlog_tail = &ep->backlog;
+
+	gba_fab_ring_reap();
+	ret = gba_fab_ring_create(&ep->addr, nslots, &ep->rx, &ep->rx_len);
+	if (ret)
+		goto err;
+	ep->rx_mask = nslots - 1;
+	*epp = ep;
+	return 0;
+err:
+	free(ep->optab);
+	free(ep);
+	return ret;
+}
+
+void gba_fab_ep_close(struct gba_fab_ep *ep)
+{
+	struct gba_fab_peer *peer, *tmp;
+	struct gba_fab_backlog *bl;
+
+	if (!ep)
+		return;
+	gba_fab_ring_destroy(ep->rx, ep->rx_len, &ep->addr);
+	HASH_ITER(hh, ep->peers, peer, tmp)
+	{
+		HASH_DEL(ep->peers, peer);
+		if (peer->map_len)
+			gba_fab_ring_unmap(peer->ring, peer->map_len);
+		free(peer);
+	}
+	while ((bl = ep->backlog)) {
+		ep->backlog = bl->next;
+		free(bl);
+	}
+	free(ep->optab);
+	free(ep);
+}
+
+const struct gba_addr *gba_fab_ep_addr(const struct gba_fab_ep *ep)
+{
+	return &ep->addr;
+}
+
+const struct gba_addr *gba_fab_peer_addr(const struct gba_fab_peer *peer)
+{
+	return &peer->addr;
+}
+
+int gba_fab_peer_get(struct gba_fab_ep *ep, const struct gba_addr *addr,
+		     struct gba_fab_peer **peerp)
+{
+	struct gba_fab_peer *peer;
+	uint64_t key;
+	int ret;
+
+	if (!ep || !peerp || !addr || !gba_addr_valid(addr, sizeof(*addr)))
+		return -EINVAL;
+	if (addr->host_id != ep->addr.host_id)
+		return -EHOSTUNREACH;
+	key = peer_key(addr);
+	HASH_FIND(hh, ep->peers, &key, sizeof(key), peer);
+	if (peer) {
+		*peerp = peer;
+		return peer->dead ? -EPIPE : 0;
+	}
+	peer = calloc(1, sizeof(*peer));
+	if (!peer)
+		return -ENOMEM;
+	peer->addr = *addr;
+	peer->key = key;
+	if (gba_addr_equal(addr, &ep->addr)) {
+		peer->ring = ep->rx;
+	} else {
+		ret = gba_fab_ring_map(addr, &peer->ring, &peer->map_len);
+		if (ret) {
+			free(peer);
+			return ret;
+		}
+	}
+	HASH_ADD(hh, ep->peers, key, sizeof(peer->key), peer);
+	*peerp = peer;
+	return 0;
+}
+
+struct gba_fab_peer *gba_fab_src_peer(struct gba_fab_ep *ep,
+				      const struct gba_fab_hdr *hdr)
+{
+	struct gba_fab_peer *peer;
+	struct gba_addr addr;
+
+	memset(&addr, 0, sizeof(addr));
+	addr.magic = GBA_ADDR_MAGIC;
+	addr.version = GBA_ADDR_VERSION;
+	addr.pid = hdr->src_pid;
+	addr.ep_id = hdr->src_ep_id;
+	addr.host_id = ep->addr.host_id;
+	if (gba_fab_peer_get(ep, &addr, &peer))
+		return NULL;
+	return peer;
+}
+
+void gba_fab_hdr_init(struct gba_fab_ep *ep, struct gba_fab_hdr *hdr,
+		      uint8_t type)
+{
+	hdr->type = type;
+	hdr->src_pid = ep->addr.pid;
+	hdr->src_ep_id = ep->addr.ep_id;
+}
+
+/* ---- Operation table ---------------------------------------------------- */
+
+struct gba_fab_op *gba_fab_op_alloc(struct gba_fab_ep *ep,
+				    struct gba_fab_peer *peer, uint8_t type,
+				    uint64_t cookie)
+{
+	struct gba_fab_op *op;
+
+	if (ep->free_op == GBA_FAB_OP_NONE)
+		return NULL;
+	op = &ep->optab[ep->free_op];
+	ep->free_op = op->next_free;
+	op->cookie = cookie;
+	op->peer = peer;
+	op->type = type;
+	op->iov_count = 0;
+	op->result = NULL;
+	op->result_len = 0;
+	peer->nops++;
+	ep->nops++;
+	return op;
+}
+
+uint32_t gba_fab_op_id(const struct gba_fab_ep *ep, const struct gba_fab_op *op)
+{
+	return (uint32_t)(op - ep->optab) | ((uint32_t)op->gen << 16);
+}
+
+struct gba_fab_op *gba_fab_op_find(struct gba_fab_ep *ep, uint32_t id)
+{
+	uint32_t index = id & 0xffff;
+	struct gba_fab_op *op;
+
+	if (index >= ep->max_ops)
+		return NULL;
+	op = &ep->optab[index];
+	if (!op->peer || op->gen != (uint16_t)(id >> 16))
+		return NULL;
+	return op;
+}
+
+void gba_fab_op_free(struct gba_fab_ep *ep, struct gba_fab_op *op)
+{
+	op->peer->nops--;
+	ep->nops--;
+	op->peer = NULL;
+	op->gen++;
+	op->next_free = ep->free_op;
+	ep->free_op = (uint32_t)(op - ep->optab);
+}
+
+void gba_fab_op_finish(struct gba_fab_ep *ep, struct gba_fab_op *op,
+		       int status)
+{
+	uint64_t cookie = op->cookie;
+
+	gba_fab_op_free(ep, op);
+	ep->ops.complete(ep->ctx, cookie, status);
+}
+
+/* ---- Answers ------------------------------------------------------------ */
+
+/* Try to put an answer into @peer's queue: 0 or -EAGAIN. */
+static int answer_try(struct gba_fab_ep *ep, struct gba_fab_peer *peer,
+		      const struct gba_fab_hdr *hdr, const void *payload,
+		      size_t len)
+{
+	struct gba_fab_slot *slot;
+	uint64_t pos;
+
+	slot = gba_fab_ring_claim(peer->ring, &pos);
+	if (!slot)
+		return -EAGAIN;
+	memcpy((char *)&slot->hdr + sizeof(slot->hdr.seq),
+	       (const char *)hdr + sizeof(hdr->seq),
+	       sizeof(*hdr) - sizeof(hdr->seq));
+	if (len)
+		memcpy(slot->payload, payload, len);
+	gba_fab_ring_publish(slot, pos);
+	return 0;
+}
+
+void gba_fab_answer(struct gba_fab_ep *ep, struct gba_fab_peer *peer,
+		    uint32_t op, int status, const void *payload, size_t len)
+{
+	struct gba_fab_backlog *bl;
+	struct gba_fab_hdr hdr;
+
+	if (!peer || peer->dead)
+		return; /* nobody left to tell */
+	memset(&hdr, 0, sizeof(hdr));
+	gba_fab_hdr_init(ep, &hdr, GBA_FAB_T_RESP);
+	hdr.op = op;
+	hdr.status = status;
+	hdr.len = len;
+	if (!ep->backlog && !answer_try(ep, peer, &hdr, payload, len))
+		return;
+	bl = malloc(sizeof(*bl) + len);
+	if (!bl) {
+		/* cannot queue: the initiator learns of it as a dead peer */
+		peer->dead = true;
+		return;
+	}
+	bl->next = NULL;
+	bl->peer = peer;
+	bl->hdr = hdr;
+	bl->len = len;
+	if (len)
+		memcpy(bl->payload, payload, len);
+	*ep->backlog_tail = bl;
+	ep->backlog_tail = &bl->next;
+	ep->nbacklog++;
+}
+
+/* Retry the backlog in order; stop at the first that still does not fit. */
+static void backlog_flush(struct gba_fab_ep *ep)
+{
+	struct gba_fab_backlog *bl;
+
+	while ((bl = ep->backlog)) {
+		if (!bl->peer->dead &&
+		    answer_try(ep, bl->peer, &bl->hdr, bl->payload, bl->len))
+			break;
+		ep->backlog = bl->next;
+		if (!ep->backlog)
+			ep->backlog_tail = &ep->backlog;
+		ep->nbacklog--;
+		free(bl);
+	}
+}
+
+/* ---- Dead peers ---------------------------------------------------------- */
+
+/* Fail every operation outstanding at a peer that died or closed. */
+static void check_peers(struct gba_fab_ep *ep)
+{
+	struct gba_fab_peer *peer, *tmp;
+	uint32_t i;
+
+	HASH_ITER(hh, ep->peers, peer, tmp)
+	{
+		if (!peer->nops || peer->dead || !peer->map_len)
+			continue;
+		if (atomic_load_explicit(&peer->ring->open,
+					 memory_order_acquire) &&
+		    gba_proc_slot_alive(peer->ring->owner_slot))
+			continue;
+		peer->dead = true;
+		for (i = 0; i < ep->max_ops && peer->nops; i++)
+			if (ep->optab[i].peer == peer)
+				gba_fab_op_finish(ep, &ep->optab[i], -EPIPE);
+	}
+}
+
+/* ---- Progress ------------------------------------------------------------ */
+
+int gba_fab_progress(struct gba_fab_ep *ep)
+{
+	struct gba_fab_ring *rx = ep->rx;
+	struct gba_fab_slot *slot;
+	uint64_t now;
+	int n = 0;
+
+	while (n < GBA_FAB_PROGRESS_BUDGET) {
+		slot = &rx->slots[ep->head & ep->rx_mask];
+		if (atomic_load_explicit(&slot->hdr.seq,
+					 memory_order_acquire) != ep->head + 1)
+			break;
+		if (slot->hdr.type == GBA_FAB_T_RESP)
+			gba_fab_resp(ep, slot);
+		else
+			gba_fab_execute(ep, slot);
+		atomic_store_explicit(&slot->hdr.seq, ep->head + rx->nslots,
+				      memory_order_release);
+		ep->head++;
+		n++;
+	}
+	if (ep->backlog)
+		backlog_flush(ep);
+	if (n || !ep->nops || (++ep->idle_polls & 1023))
+		return n;
+	now = gba_now_ns();
+	if (now - ep->last_check_ns >= GBA_FAB_CHECK_NS) {
+		ep->last_check_ns = now;
+		check_peers(ep);
+	}
+	return n;
+}
+
+size_t gba_fab_busy(const struct gba_fab_ep *ep)
+{
+	return ep->nops + ep->nbacklog;
+}

@@ -1,0 +1,177 @@
+/*
+ * GBA core library: the fabric engine's receive queue (gba_fab_priv.h).
+ *
+ * A bounded multi-producer, single-consumer ring in POSIX shared memory
+ * (Vyukov's bounded queue): slot i holds a sequence number; a producer
+ * at position pos owns the slot when its sequence equals pos, claims it
+ * by advancing the shared tail with a compare-and-swap, fills it and
+ * stores pos + 1; the consumer at head reads the slot once its sequence
+ * is head + 1 and hands it back with head + nslots.  Producers from
+ * several processes never wait on each other beyond the tail's
+ * compare-and-swap; a full ring is reported, not waited on.
+ *
+ * The object is named after the endpoint's address and created with
+ * owner-only permissions; a process that dies leaves its queues behind,
+ * so each new endpoint first unlinks the queues of this user's dead
+ * processes (gba_fab_ring_reap).
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "gba_backend.h"
+#include "gba_fab_priv.h"
+
+#define GBA_FAB_NAME_FMT "/gba-fab-%u-%u-%u"
+
+void gba_fab_ring_name(const struct gba_addr *addr, char *buf, size_t len)
+{
+	snprintf(buf, len, GBA_FAB_NAME_FMT, (unsigned)getuid(),
+		 (unsigned)addr->pid, (unsigned)addr->ep_id);
+}
+
+static size_t ring_bytes(uint32_t nslots)
+{
+	return GBA_FAB_RING_HDR + (size_t)nslots * sizeof(struct gba_fab_slot);
+}
+
+int gba_fab_ring_create(const struct gba_addr *addr, uint32_t nslots,
+			struct gba_fab_ring **ringp, size_t *lenp)
+{
+	size_t len = ring_bytes(nslots);
+	struct gba_fab_ring *ring;
+	char name[64];
+	uint32_t i;
+	int fd, ret;
+
+	gba_fab_ring_name(addr, name, sizeof(name));
+	fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return errno == EEXIST ? -EADDRINUSE : -errno;
+	if (ftruncate(fd, (off_t)len)) {
+		ret = -errno;
+		goto err;
+	}
+	ring = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (ring == MAP_FAILED) {
+		ret = -errno;
+		goto err;
+	}
+	close(fd);
+	ring->version = GBA_FAB_RING_VERSION;
+	ring->nslots = nslots;
+	ring->owner_slot = gba_proc_self_slot();
+	for (i = 0; i < nslots; i++)
+		atomic_store_explicit(&ring->slots[i].hdr.seq, i,
+				      memory_order_relaxed);
+	atomic_store_explicit(&ring->tail, 0, memory_order_relaxed);
+	atomic_store_explicit(&ring->open, 1, memory_order_relaxed);
+	/* the magic last: a mapper seeing it sees an initialised ring */
+	atomic_thread_fence(memory_order_release);
+	ring->magic = GBA_FAB_RING_MAGIC;
+	*ringp = ring;
+	*lenp = len;
+	return 0;
+err:
+	close(fd);
+	shm_unlink(name);
+	return ret;
+}
+
+int gba_fab_ring_map(const struct gba_addr *addr, struct gba_fab_ring **ringp,
+		     size_t *lenp)
+{
+	struct gba_fab_ring *ring;
+	struct stat st;
+	char name[64];
+	int fd, ret;
+
+	gba_fab_ring_name(addr, name, sizeof(name));
+	fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
+	if (fd < 0)
+		return errno == ENOENT ? -EHOSTUNREACH : -errno;
+	if (fstat(fd, &st)) {
+		ret = -errno;
+		goto out;
+	}
+	if (st.st_uid != getuid() || (st.st_mode & 077)) {
+		ret = -EACCES;
+		goto out;
+	}
+	if ((size_t)st.st_size < GBA_FAB_RING_HDR) {
+		ret = -EHOSTUNREACH; /* still being created, or broken */
+		goto out;
+	}
+	ring = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
+		    MAP_SHARED, fd, 0);
+	if (ring == MAP_FAILED) {
+		ret = -errno;
+		goto out;
+	}
+	if (ring->magic != GBA_FAB_RING_MAGIC ||
+	    ring->version != GBA_FAB_RING_VERSION ||
+	    !ring->nslots || (ring->nslots & (ring->nslots - 1)) ||
+	    ring_bytes(ring->nslots) != (size_t)st.st_size ||
+	    !atomic_load_explicit(&ring->open, memory_order_acquire)) {
+		munmap(ring, (size_t)st.st_size);
+		ret = -EHOSTUNREACH;
+		goto out;
+	}
+	*ringp = ring;
+	*lenp = (size_t)st.st_size;
+	ret = 0;
+out:
+	close(fd);
+	return ret;
+}
+
+void gba_fab_ring_unmap(struct gba_fab_ring *ring, size_t len)
+{
+	munmap(ring, len);
+}
+
+void gba_fab_ring_destroy(struct gba_fab_ring *ring, size_t len,
+			  const struct gba_addr *addr)
+{
+	char name[64];
+
+	atomic_store_explicit(&ring->open, 0, memory_order_release);
+	gba_fab_ring_name(addr, name, sizeof(name));
+	shm_unlink(name);
+	munmap(ring, len);
+}
+
+void gba_fab_ring_reap(void)
+{
+	char prefix[32], name[300];
+	unsigned uid, pid, ep_id;
+	struct dirent *de;
+	DIR *dir;
+	int n;
+
+	n = snprintf(prefix, sizeof(prefix), "gba-fab-%u-", (unsigned)getuid());
+	dir = opendir("/dev/shm");
+	if (!dir)
+		return;
+	while ((de = readdir(dir))) {
+		if (strncmp(de->d_name, prefix, (size_t)n))
+			continue;
+		if (sscanf(de->d_name, "gba-fab-%u-%u-%u", &uid, &pid,
+			   &ep_id) != 3)
+			continue;
+		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		snprintf(name, sizeof(name), "/%s", de->d_name);
+		shm_unlink(name);
+	}
+	closedir(dir);
+}

@@ -1,0 +1,552 @@
+/*
+ * GBA core library: fabric engine transfers (include/gba/gba_fab.h).
+ *
+ * Initiator side: a send, put, get or atomic claims one slot of the
+ * peer's receive queue, writes a header and either the payload (inline,
+ * up to GBA_FAB_INLINE bytes) or the initiator's iov array (large: the
+ * data stays in place), and publishes the slot.  Target side: the
+ * target's progress executes the slot (gba_fab_execute): a message goes
+ * to the front end; a put or get is validated by the front end
+ * (ops->mr_lookup), copied with memcpy (inline) or cross-memory attach
+ * (large, one copy), and answered; an atomic runs in the front end's
+ * executor (or the built-in one) and is answered with the old values.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "gba_fab_priv.h"
+
+/* ---- Cross-memory attach -------------------------------------------------- */
+
+/*
+ * Cut [@off, @off + @len) out of @iov into @out (at most
+ * GBA_FAB_MAX_IOV entries).  Returns the entry count, -1 if @iov is
+ * shorter than that.
+ */
+static int iov_slice(const struct iovec *iov, size_t count, size_t off,
+		     size_t len, struct iovec *out)
+{
+	size_t i, n = 0, take;
+
+	for (i = 0; i < count && len; i++) {
+		if (off >= iov[i].iov_len) {
+			off -= iov[i].iov_len;
+			continue;
+		}
+		take = iov[i].iov_len - off;
+		if (take > len)
+			take = len;
+		out[n].iov_base = (char *)iov[i].iov_base + off;
+		out[n].iov_len = take;
+		n++;
+		len -= take;
+		off = 0;
+	}
+	return len ? -1 : (int)n;
+}
+
+int gba_fab_cma(pid_t pid, bool write, const struct iovec *liov,
+		size_t lcount, const struct iovec *riov, size_t rcount,
+		size_t roff, size_t len)
+{
+	struct iovec l[GBA_FAB_MAX_IOV], r[GBA_FAB_MAX_IOV];
+	size_t done = 0;
+	ssize_t n;
+	int nl, nr;
+
+	while (done < len) {
+		nl = iov_slice(liov, lcount, done, len - done, l);
+		nr = iov_slice(riov, rcount, roff + done, len - done, r);
+		if (nl < 0 || nr < 0)
+			return -EFAULT;
+		if (write)
+			n = process_vm_writev(pid, l, (unsigned long)nl, r,
+					      (unsigned long)nr, 0);
+		else
+			n = process_vm_readv(pid, l, (unsigned long)nl, r,
+					     (unsigned long)nr, 0);
+		if (n < 0)
+			return errno == ESRCH ? -EPIPE : -errno;
+		if (n == 0)
+			return -EFAULT;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+/* Total length of @iov, or -1 (bad entry, too many entries). */
+static ssize_t iov_total(const struct iovec *iov, size_t count)
+{
+	size_t i, len = 0;
+
+	if (count > GBA_FAB_MAX_IOV || (count && !iov))
+		return -1;
+	for (i = 0; i < count; i++) {
+		if (!iov[i].iov_base && iov[i].iov_len)
+			return -1;
+		if (iov[i].iov_len > SSIZE_MAX - len)
+			return -1;
+		len += iov[i].iov_len;
+	}
+	return (ssize_t)len;
+}
+
+static void iov_gather(void *dst, const struct iovec *iov, size_t count)
+{
+	char *p = dst;
+	size_t i;
+
+	for (i = 0; i < count; i++) {
+		if (!iov[i].iov_len)
+			continue;
+		memcpy(p, iov[i].iov_base, iov[i].iov_len);
+		p += iov[i].iov_len;
+	}
+}
+
+static void iov_scatter(const struct iovec *iov, size_t count,
+			const void *src, size_t len)
+{
+	const char *p = src;
+	size_t i, take;
+
+	for (i = 0; i < count && len; i++) {
+		take = iov[i].iov_len < len ? iov[i].iov_len : len;
+		if (take)
+			memcpy(iov[i].iov_base, p, take);
+		p += take;
+		len -= take;
+	}
+}
+
+/* ---- Initiator ------------------------------------------------------------ */
+
+static int peer_check(struct gba_fab_peer *peer)
+{
+	if (peer->dead)
+		return -EPIPE;
+	if (!atomic_load_explicit(&peer->ring->open, memory_order_relaxed)) {
+		peer->dead = true;
+		return -EHOSTUNREACH;
+	}
+	return 0;
+}
+
+static struct gba_fab_slot *claim(struct gba_fab_ep *ep,
+				  struct gba_fab_peer *peer, uint8_t type,
+				  uint64_t *pos)
+{
+	struct gba_fab_slot *slot = gba_fab_ring_claim(peer->ring, pos);
+
+	if (!slot)
+		return NULL;
+	gba_fab_hdr_init(ep, &slot->hdr, type);
+	slot->hdr.xflags = 0;
+	slot->hdr.status = 0;
+	slot->hdr.op = 0;
+	return slot;
+}
+
+int gba_fab_send(struct gba_fab_ep *ep, struct gba_fab_peer *peer,
+		 const struct iovec *iov, size_t count, uint64_t tag,
+		 uint64_t data, uint32_t flags, uint64_t cookie)
+{
+	struct gba_fab_slot *slot;
+	struct gba_fab_op *op = NULL;
+	ssize_t len = iov_total(iov, count);
+	uint64_t pos;
+	int ret;
+
+	if (!ep || !peer || len < 0)
+		return -EINVAL;
+	ret = peer_check(peer);
+	if (ret)
+		return ret;
+	if ((size_t)len > GBA_FAB_INLINE) {
+		op = gba_fab_op_alloc(ep, peer, GBA_FAB_T_MSG, cookie);
+		if (!op)
+			return -EAGAIN;
+	}
+	slot = claim(ep, peer, GBA_FAB_T_MSG, &pos);
+	if (!slot) {
+		if (op)
+			gba_fab_op_free(ep, op);
+		return -EAGAIN;
+	}
+	slot->hdr.flags = flags;
+	slot->hdr.len = (uint64_t)len;
+	slot->hdr.tag = tag;
+	slot->hdr.data = data;
+	if (op) {
+		slot->hdr.xflags = GBA_FAB_X_LARGE;
+		slot->hdr.op = gba_fab_op_id(ep, op);
+		slot->hdr.iov_count = (uint8_t)count;
+		memcpy(slot->payload, iov, count * sizeof(*iov));
+	} else {
+		slot->hdr.xflags = GBA_FAB_X_NOANS;
+		slot->hdr.iov_count = 0;
+		iov_gather(slot->payload, iov, count);
+	}
+	gba_fab_ring_publish(slot, pos);
+	return op ? 0 : 1;
+}
+
+/* Common part of put and get. */
+static int rma(struct gba_fab_ep *ep, struct gba_fab_peer *peer, bool put,
+	       const struct iovec *iov, size_t count, uint64_t addr,
+	       uint64_t key, uint32_t flags, uint64_t data, uint64_t cookie)
+{
+	uint8_t type = put ? GBA_FAB_T_PUT : GBA_FAB_T_GET;
+	ssize_t len = iov_total(iov, count);
+	struct gba_fab_slot *slot;
+	struct gba_fab_op *op;
+	uint64_t pos;
+	int ret;
+
+	if (!ep || !peer || len < 0)
+		return -EINVAL;
+	ret = peer_check(peer);
+	if (ret)
+		return ret;
+	op = gba_fab_op_alloc(ep, peer, type, cookie);
+	if (!op)
+		return -EAGAIN;
+	slot = claim(ep, peer, type, &pos);
+	if (!slot) {
+		gba_fab_op_free(ep, op);
+		return -EAGAIN;
+	}
+	slot->hdr.op = gba_fab_op_id(ep, op);
+	slot->hdr.flags = flags;
+	slot->hdr.len = (uint64_t)len;
+	slot->hdr.tag = key;
+	slot->hdr.data = data;
+	slot->hdr.addr = addr;
+	if (put && (size_t)len <= GBA_FAB_INLINE) {
+		slot->hdr.iov_count = 0;
+		iov_gather(slot->payload, iov, count);
+	} else {
+		if ((size_t)len > GBA_FAB_INLINE)
+			slot->hdr.xflags = GBA_FAB_X_LARGE;
+		slot->hdr.iov_count = (uint8_t)count;
+		memcpy(slot->payload, iov, count * sizeof(*iov));
+		if (!put) {
+			op->iov_count = (uint8_t)count;
+			memcpy(op->iov, iov, count * sizeof(*iov));
+		}
+	}
+	gba_fab_ring_publish(slot, pos);
+	return 0;
+}
+
+int gba_fab_put(struct gba_fab_ep *ep, struct gba_fab_peer *peer,
+		const struct iovec *iov, size_t count, uint64_t addr,
+		uint64_t key, uint32_t flags, uint64_t data, uint64_t cookie)
+{
+	return rma(ep, peer, true, iov, count, addr, key, flags, data, cookie);
+}
+
+int gba_fab_get(struct gba_fab_ep *ep, struct gba_fab_peer *peer,
+		const struct iovec *iov, size_t count, uint64_t addr,
+		uint64_t key, uint32_t flags, uint64_t cookie)
+{
+	return rma(ep, peer, false, iov, count, addr, key, flags, 0, cookie);
+}
+
+size_t gba_fab_atomic_max_count(size_t elem_size, int compare)
+{
+	size_t room = GBA_FAB_INLINE - sizeof(struct gba_fab_atomic_req);
+
+	if (!elem_size)
+		return 0;
+	return room / (elem_size * (compare ? 2 : 1));
+}
+
+int gba_fab_atomic(struct gba_fab_ep *ep, struct gba_fab_peer *peer,
+		   uint32_t aop, uint32_t datatype, size_t elem_size,
+		   size_t count, const void *operand, const void *compare,
+		   void *result, uint64_t addr, uint64_t key, uint32_t flags,
+		   uint64_t data, uint64_t cookie)
+{
+	struct gba_fab_atomic_req *req;
+	struct gba_fab_slot *slot;
+	struct gba_fab_op *op;
+	size_t bytes;
+	uint64_t pos;
+	int ret;
+
+	if (!ep || !peer || !count || !elem_size ||
+	    count > gba_fab_atomic_max_count(elem_size, compare != NULL))
+		return -EINVAL;
+	ret = peer_check(peer);
+	if (ret)
+		return ret;
+	bytes = count * elem_size;
+	op = gba_fab_op_alloc(ep, peer, GBA_FAB_T_ATOMIC, cookie);
+	if (!op)
+		return -EAGAIN;
+	slot = claim(ep, peer, GBA_FAB_T_ATOMIC, &pos);
+	if (!slot) {
+		gba_fab_op_free(ep, op);
+		return -EAGAIN;
+	}
+	op->result = result;
+	op->result_len = result ? bytes : 0;
+	slot->hdr.op = gba_fab_op_id(ep, op);
+	slot->hdr.flags = flags;
+	slot->hdr.len = bytes;
+	slot->hdr.tag = key;
+	slot->hdr.data = data;
+	slot->hdr.addr = addr;
+	slot->hdr.iov_count = 0;
+	slot->hdr.xflags = (result ? GBA_FAB_X_FETCH : 0) |
+			   (compare ? GBA_FAB_X_CMP : 0);
+	req = (struct gba_fab_atomic_req *)slot->payload;
+	req->op = aop;
+	req->datatype = datatype;
+	req->elem_size = (uint32_t)elem_size;
+	req->count = (uint32_t)count;
+	if (operand)
+		memcpy(req->operands, operand, bytes);
+	else
+		memset(req->operands, 0, bytes);
+	if (compare)
+		memcpy(req->operands + bytes, compare, bytes);
+	gba_fab_ring_publish(slot, pos);
+	return 0;
+}
+
+/* ---- Target ---------------------------------------------------------------- */
+
+static void rx_from_slot(struct gba_fab_ep *ep, const struct gba_fab_slot *slot,
+			 struct gba_fab_rx *rx)
+{
+	const struct gba_fab_hdr *hdr = &slot->hdr;
+
+	memset(&rx->src, 0, sizeof(rx->src));
+	rx->src.magic = GBA_ADDR_MAGIC;
+	rx->src.version = GBA_ADDR_VERSION;
+	rx->src.pid = hdr->src_pid;
+	rx->src.ep_id = hdr->src_ep_id;
+	rx->src.host_id = ep->addr.host_id;
+	rx->len = hdr->len;
+	rx->tag = hdr->tag;
+	rx->data = hdr->data;
+	rx->flags = hdr->flags;
+	rx->src_op = hdr->op;
+	rx->held = 0;
+	if (hdr->xflags & GBA_FAB_X_LARGE) {
+		rx->payload = NULL;
+		rx->iov_count = hdr->iov_count;
+		memcpy(rx->iov, slot->payload,
+		       hdr->iov_count * sizeof(struct iovec));
+	} else {
+		rx->payload = slot->payload;
+		rx->iov_count = 0;
+	}
+}
+
+static void exec_msg(struct gba_fab_ep *ep, struct gba_fab_slot *slot)
+{
+	struct gba_fab_rx rx;
+
+	rx_from_slot(ep, slot, &rx);
+	ep->ops.recv(ep->ctx, &rx);
+}
+
+static void remote_event(struct gba_fab_ep *ep, enum gba_fab_event event,
+			 const struct gba_fab_hdr *hdr)
+{
+	struct gba_addr src;
+
+	if (!ep->ops.remote_event)
+		return;
+	memset(&src, 0, sizeof(src));
+	src.magic = GBA_ADDR_MAGIC;
+	src.version = GBA_ADDR_VERSION;
+	src.pid = hdr->src_pid;
+	src.ep_id = hdr->src_ep_id;
+	src.host_id = ep->addr.host_id;
+	ep->ops.remote_event(ep->ctx, event, &src, hdr->flags, hdr->data,
+			     hdr->len);
+}
+
+static void exec_rma(struct gba_fab_ep *ep, struct gba_fab_slot *slot)
+{
+	const struct gba_fab_hdr *hdr = &slot->hdr;
+	bool put = hdr->type == GBA_FAB_T_PUT;
+	struct gba_fab_peer *peer = gba_fab_src_peer(ep, hdr);
+	const void *answer = NULL;
+	struct iovec local;
+	size_t alen = 0;
+	void *ptr;
+	int ret;
+
+	ret = ep->ops.mr_lookup(ep->ctx, hdr->tag, hdr->addr, hdr->len,
+				put ? GBA_FAB_ACCESS_WRITE
+				    : GBA_FAB_ACCESS_READ,
+				&ptr);
+	if (ret)
+		goto out;
+	if (!hdr->len)
+		goto done;
+	if (put && !(hdr->xflags & GBA_FAB_X_LARGE)) {
+		memcpy(ptr, slot->payload, hdr->len);
+	} else if (!put && !(hdr->xflags & GBA_FAB_X_LARGE)) {
+		answer = ptr;
+		alen = hdr->len;
+	} else {
+		local.iov_base = ptr;
+		local.iov_len = hdr->len;
+		ret = gba_fab_cma((pid_t)hdr->src_pid, !put, &local, 1,
+				  (const struct iovec *)slot->payload,
+				  hdr->iov_count, 0, hdr->len);
+		if (ret)
+			goto out;
+	}
+done:
+	remote_event(ep, put ? GBA_FAB_EV_PUT : GBA_FAB_EV_GET, hdr);
+out:
+	gba_fab_answer(ep, peer, hdr->op, ret, ret ? NULL : answer,
+		       ret ? 0 : alen);
+}
+
+static void exec_atomic(struct gba_fab_ep *ep, struct gba_fab_slot *slot)
+{
+	const struct gba_fab_hdr *hdr = &slot->hdr;
+	struct gba_fab_peer *peer = gba_fab_src_peer(ep, hdr);
+	struct gba_fab_atomic_req *req = (void *)slot->payload;
+	uint8_t result[GBA_FAB_INLINE];
+	bool fetch = hdr->xflags & GBA_FAB_X_FETCH;
+	size_t bytes = hdr->len;
+	void *ptr;
+	int ret;
+
+	if ((size_t)req->count * req->elem_size != bytes ||
+	    bytes > sizeof(result)) {
+		ret = -EINVAL;
+		goto out;
+	}
+	ret = ep->ops.mr_lookup(ep->ctx, hdr->tag, hdr->addr, bytes,
+				GBA_FAB_ACCESS_WRITE |
+					(fetch ? GBA_FAB_ACCESS_READ : 0),
+				&ptr);
+	if (ret)
+		goto out;
+	if (ep->ops.atomic)
+		ret = ep->ops.atomic(ep->ctx, req->op, req->datatype, ptr,
+				     req->operands,
+				     hdr->xflags & GBA_FAB_X_CMP
+					     ? req->operands + bytes
+					     : NULL,
+				     fetch ? result : NULL, req->count);
+	else
+		ret = gba_fab_atomic_builtin(
+			req->op, req->elem_size, ptr, req->operands,
+			hdr->xflags & GBA_FAB_X_CMP ? req->operands + bytes
+						    : NULL,
+			fetch ? result : NULL, req->count);
+	if (!ret)
+		remote_event(ep, GBA_FAB_EV_ATOMIC, hdr);
+out:
+	gba_fab_answer(ep, peer, hdr->op, ret, result,
+		       !ret && fetch ? bytes : 0);
+}
+
+void gba_fab_execute(struct gba_fab_ep *ep, struct gba_fab_slot *slot)
+{
+	switch (slot->hdr.type) {
+	case GBA_FAB_T_MSG:
+		exec_msg(ep, slot);
+		break;
+	case GBA_FAB_T_PUT:
+	case GBA_FAB_T_GET:
+		exec_rma(ep, slot);
+		break;
+	case GBA_FAB_T_ATOMIC:
+		exec_atomic(ep, slot);
+		break;
+	default: /* a corrupt slot: nothing sane to answer */
+		break;
+	}
+}
+
+void gba_fab_resp(struct gba_fab_ep *ep, const struct gba_fab_slot *slot)
+{
+	const struct gba_fab_hdr *hdr = &slot->hdr;
+	struct gba_fab_op *op = gba_fab_op_find(ep, hdr->op);
+	size_t len = hdr->len;
+
+	if (!op)
+		return; /* already failed (peer thought dead) */
+	if (!hdr->status && len) {
+		if (op->type == GBA_FAB_T_GET)
+			iov_scatter(op->iov, op->iov_count, slot->payload, len);
+		else if (op->type == GBA_FAB_T_ATOMIC && op->result)
+			memcpy(op->result, slot->payload,
+			       len < op->result_len ? len : op->result_len);
+	}
+	gba_fab_op_finish(ep, op, hdr->status);
+}
+
+/* ---- Received messages -------------------------------------------------- */
+
+ssize_t gba_fab_rx_copy(struct gba_fab_ep *ep, const struct gba_fab_rx *rx,
+			const struct iovec *iov, size_t count, size_t offset)
+{
+	ssize_t room = iov_total(iov, count);
+	size_t len;
+	int ret;
+
+	(void)ep;
+	if (!rx || room < 0)
+		return -EINVAL;
+	if (offset >= rx->len)
+		return 0;
+	len = rx->len - offset;
+	if ((size_t)room < len)
+		len = (size_t)room;
+	if (!len)
+		return 0;
+	if (rx->payload) {
+		iov_scatter(iov, count, (const char *)rx->payload + offset,
+			    len);
+		return (ssize_t)len;
+	}
+	ret = gba_fab_cma((pid_t)rx->src.pid, false, iov, count, rx->iov,
+			  rx->iov_count, offset, len);
+	return ret ? ret : (ssize_t)len;
+}
+
+struct gba_fab_rx *gba_fab_rx_hold(const struct gba_fab_rx *rx)
+{
+	size_t extra = rx->payload ? rx->len : 0;
+	struct gba_fab_rx *copy = malloc(sizeof(*copy) + extra);
+
+	if (!copy)
+		return NULL;
+	*copy = *rx;
+	copy->held = 1;
+	if (rx->payload) {
+		memcpy(copy + 1, rx->payload, extra);
+		copy->payload = copy + 1;
+	}
+	return copy;
+}
+
+void gba_fab_rx_done(struct gba_fab_ep *ep, struct gba_fab_rx *rx,
+		     int status)
+{
+	if (!rx->payload)
+		gba_fab_answer(ep, gba_fab_src_peer(ep, &(struct gba_fab_hdr){
+					       .src_pid = rx->src.pid,
+					       .src_ep_id = rx->src.ep_id }),
+			       rx->src_op, status, NULL, 0);
+	if (rx->held)
+		free(rx);
+}
