@@ -21,6 +21,10 @@
  *   gba_atomic.c  atomics (self path), immediate and triggered, and
  *                 fi_query_atomic's table
  *   gba_coll.c    join_collective, barrier, barrier2
+ *   gba_peer.c    the endpoint's fabric engine: peers, transmit requests,
+ *                 the engine's callbacks (completions, remote access)
+ *   gba_msg.c     FI_MSG and FI_TAGGED: sends, receives, matching,
+ *                 unexpected messages, peek/claim/discard, multi-recv
  *   gba_trigger.c triggered operations (FI_TRIGGER) fired from counters
  */
 #ifndef GBA_PROV_H
@@ -51,6 +55,7 @@
 
 #include <gba/gba.h>
 #include <gba/gba_addr.h>
+#include <gba/gba_fab.h>
 
 #define GBA_PROV_NAME "gba"
 #define GBA_PROV_VERSION FI_VERSION(0, 1)
@@ -85,7 +90,7 @@ extern struct gba_params gba_params;
  * domain.
  */
 #define GBA_MAX_MSG_SIZE ((size_t)1 << 30) /* RMA/atomic length */
-#define GBA_INJECT_SIZE 4096		   /* fi_inject_write payload */
+#define GBA_INJECT_SIZE GBA_FAB_INLINE	   /* inject payload (4032) */
 #define GBA_IOV_LIMIT 8			   /* local iov entries per operation */
 #define GBA_RMA_IOV_LIMIT 1 /* remote iov entries per operation */
 #define GBA_MR_IOV_LIMIT 16 /* iov entries per registration */
@@ -107,15 +112,23 @@ extern struct gba_params gba_params;
 
 /* Capabilities (see gba_info.c for how hints narrow them). */
 #define GBA_TX_CAPS                                                            \
-	(FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_COLLECTIVE | FI_TRIGGER)
+	(FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_SEND | FI_READ |         \
+	 FI_WRITE | FI_COLLECTIVE | FI_TRIGGER | FI_FENCE)
 #define GBA_RX_CAPS                                                            \
-	(FI_RMA | FI_ATOMIC | FI_REMOTE_READ | FI_REMOTE_WRITE | FI_COLLECTIVE)
+	(FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_RECV | FI_REMOTE_READ |  \
+	 FI_REMOTE_WRITE | FI_COLLECTIVE | FI_DIRECTED_RECV | FI_MULTI_RECV |  \
+	 FI_SOURCE | FI_RMA_EVENT)
 #define GBA_DOMAIN_CAPS (FI_LOCAL_COMM)
 #define GBA_CAPS (GBA_TX_CAPS | GBA_RX_CAPS | GBA_DOMAIN_CAPS)
 
-/* RMA and atomic ordering: self operations complete in issue order. */
+/*
+ * Ordering: self operations complete in issue order, and the engine
+ * executes the operations of one endpoint towards one peer in issue
+ * order (one FIFO queue), so every pair is ordered.
+ */
 #define GBA_MSG_ORDER                                                          \
-	(FI_ORDER_RAR | FI_ORDER_RAW | FI_ORDER_WAR | FI_ORDER_WAW |           \
+	(FI_ORDER_SAS | FI_ORDER_SAW | FI_ORDER_SAR | FI_ORDER_WAS |           \
+	 FI_ORDER_RAS | FI_ORDER_RAR | FI_ORDER_RAW | FI_ORDER_WAR | FI_ORDER_WAW |           \
 	 FI_ORDER_RMA_RAR | FI_ORDER_RMA_RAW | FI_ORDER_RMA_WAR |              \
 	 FI_ORDER_RMA_WAW | FI_ORDER_ATOMIC_RAR | FI_ORDER_ATOMIC_RAW |        \
 	 FI_ORDER_ATOMIC_WAR | FI_ORDER_ATOMIC_WAW)
@@ -503,6 +516,7 @@ struct gba_av {
 	size_t free_hint;	      /* FI_AV_MAP: first maybe-free index */
 	struct gba_av_entry *rmap;    /* uthash by address */
 	struct gba_eq *eq;	      /* FI_EVENT */
+	_Atomic uint64_t gen;	      /* bumped by removals (peer caches) */
 };
 
 /*
@@ -571,7 +585,27 @@ struct gba_ep {
 	atomic_int pending; /* barriers in flight: progress needed */
 	struct gba_join_count *join_counts; /* uthash: joins per member list */
 	LIST_ENTRY(gba_ep) registry;	    /* process-wide list (gba_ep.c) */
+	/* Data path to peers (gba_peer.c, gba_msg.c), under @lock. */
+	struct gba_fab_ep *fab;		      /* the engine endpoint */
+	struct gba_tx_req *tx_reqs, *tx_free; /* outstanding transmits */
+	struct gba_rx_entry *rx_entries, *rx_free; /* posted receives */
+	TAILQ_HEAD(gba_rx_list, gba_rx_entry) posted[2]; /* [tagged] */
+	TAILQ_HEAD(gba_unexp_list, gba_unexp) unexp[2];	 /* [tagged] */
+	size_t min_multi_recv;				 /* FI_OPT_MIN_MULTI_RECV */
+	fi_addr_t peer_cache_dest; /* last destination resolved */
+	struct gba_fab_peer *peer_cache;
+	uint64_t peer_cache_gen;
+	uint64_t src_cache_key; /* last source resolved (pid << 32 | ep) */
+	fi_addr_t src_cache_addr;
+	uint64_t src_cache_gen;
 };
+
+/* True while @ep has work that completes without a wait-object signal. */
+static inline bool gba_ep_pending(struct gba_ep *ep)
+{
+	return ep->fab ||
+	       atomic_load_explicit(&ep->pending, memory_order_relaxed);
+}
 
 /*
  * Drive the endpoint's asynchronous work (outstanding barriers, joins).
@@ -615,6 +649,78 @@ int gba_ep_target(struct gba_ep *ep, fi_addr_t dest, struct gba_ep **target);
 
 /* The gba endpoint behind @ep_fid, or NULL (logged) if it is not one. */
 struct gba_ep *gba_ep_of(struct fid_ep *ep_fid);
+
+/* ---- Data path to peers (gba_peer.c) ----------------------------------- */
+
+/* Front-end flags carried by the engine (struct gba_fab_rx.flags). */
+#define GBA_WIRE_TAGGED 1u  /* a tagged message */
+#define GBA_WIRE_CQ_DATA 2u /* immediate data is remote CQ data */
+
+/*
+ * A transmit operation in flight through the engine (its cookie); taken
+ * from the endpoint's preallocated pool of GBA_TX_SIZE.
+ */
+struct gba_tx_req {
+	struct gba_tx_req *next_free;
+	void *context;
+	uint64_t flags; /* op flags and completion flags */
+	size_t len;	/* bytes, reported in the CQ entry */
+	enum gba_cntr_slot slot;
+	/* fetching atomic into several fi_ioc: old values land here */
+	void *bounce;
+	struct fi_ioc res[GBA_IOV_LIMIT];
+	size_t res_count;
+	size_t elem_size;
+};
+
+/* Open/close @ep's engine endpoint and pools (fi_endpoint, fi_close). */
+int gba_peer_open(struct gba_ep *ep);
+void gba_peer_close(struct gba_ep *ep);
+/*
+ * The engine peer of @dest.  ep->lock held.  Returns 0, -FI_EINVAL (not
+ * in the AV), -FI_EHOSTUNREACH (another host, endpoint closed),
+ * -FI_ENOMEM.  Logged.
+ */
+int gba_peer_get(struct gba_ep *ep, fi_addr_t dest,
+		 struct gba_fab_peer **peer);
+/* fi_addr of message source @src in @ep's AV (FI_ADDR_NOTAVAIL). */
+fi_addr_t gba_peer_src(struct gba_ep *ep, const struct gba_addr *src);
+/* Take / return a transmit request (ep->lock held); NULL if none left. */
+struct gba_tx_req *gba_tx_req_get(struct gba_ep *ep);
+void gba_tx_req_put(struct gba_ep *ep, struct gba_tx_req *req);
+/* Positive FI_E* for an engine status (negative errno). */
+int gba_fab_err(int status);
+/*
+ * Take @ep's lock for data-path work.  Counter changes made while it is
+ * held fire their triggers only at gba_ep_data_unlock (a trigger may
+ * post to this endpoint).  Returns the token for unlock.
+ */
+bool gba_ep_data_lock(struct gba_ep *ep);
+void gba_ep_data_unlock(struct gba_ep *ep, bool token);
+/*
+ * Report a receive-side completion per @ep's binds (selective
+ * completion honoured unless @flags has FI_COMPLETION), counter
+ * GBA_CNTR_RECV; @err nonzero: an error entry (FI_E*, @olen bytes cut).
+ */
+void gba_ep_rx_complete(struct gba_ep *ep, int err, void *context,
+			uint64_t flags, size_t len, void *buf, uint64_t data,
+			uint64_t tag, fi_addr_t src, size_t olen);
+
+/* ---- Messages (gba_msg.c) ----------------------------------------------- */
+
+extern struct fi_ops_msg gba_ep_msg_ops;
+extern struct fi_ops_tagged gba_ep_tagged_ops;
+/* Allocate the posted-receive pool (gba_peer_open).  0 or -FI_ENOMEM. */
+int gba_msg_init(struct gba_ep *ep);
+/* The engine's recv callback: match @rx or keep it as unexpected. */
+void gba_msg_arrived(struct gba_ep *ep, struct gba_fab_rx *rx);
+/* fi_cancel of a posted receive: 0 (FI_ECANCELED entry) or -FI_ENOENT. */
+ssize_t gba_msg_cancel(struct gba_ep *ep, void *context);
+/*
+ * Drop posted receives and unexpected messages (an unexpected large
+ * message's sender completes with an error), free the pool.
+ */
+void gba_msg_fini(struct gba_ep *ep);
 
 /* ---- Collectives (gba_coll.c) ------------------------------------------ */
 
@@ -674,6 +780,15 @@ int gba_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
 int gba_query_collective(struct fid_domain *domain, enum fi_collective_op coll,
 			 struct fi_collective_attr *attr, uint64_t flags);
 
+/*
+ * Execute @count elements of atomic @op on @dt at @dst (the target side
+ * of a peer's atomic, struct gba_fab_ops.atomic).  Returns 0 or -EINVAL
+ * (unsupported pair, misaligned target).
+ */
+int gba_atomic_exec(void *ctx, uint32_t op, uint32_t dt, void *dst,
+		    const void *operand, const void *compare, void *result,
+		    size_t count);
+
 /* ---- Triggered operations (gba_trigger.c) ------------------------------ */
 
 /*
@@ -726,6 +841,12 @@ int gba_trigger_queue(struct gba_cntr *cntr, uint64_t threshold,
  * due triggers on the same thread's work list instead of recursing.
  */
 void gba_trigger_fire(struct gba_cntr *cntr);
+/*
+ * Defer the firing of triggers made due on this thread until the
+ * matching gba_trigger_defer_end (returns the token it needs).
+ */
+bool gba_trigger_defer_begin(void);
+void gba_trigger_defer_end(bool token);
 /* Discard every trigger queued on @cntr (counter close). */
 void gba_trigger_drain(struct gba_cntr *cntr);
 /* Discard every trigger @ep queued (endpoint close). */

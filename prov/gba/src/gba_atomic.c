@@ -32,7 +32,8 @@
 #include "gba_prov.h"
 
 /* Bytes of elements one atomic operation may carry (attr->count). */
-#define GBA_ATOMIC_MAX_BYTES GBA_INJECT_SIZE
+/* (operands and compare values travel inline in one engine slot) */
+#define GBA_ATOMIC_MAX_BYTES 2000
 
 /* Flags the *msg atomic verbs accept. */
 #define GBA_ATOMIC_MSG_FLAGS                                                   \
@@ -419,6 +420,121 @@ static inline uint64_t gba_atomic_access(const struct gba_atomic_op *a)
 	return FI_REMOTE_READ | FI_REMOTE_WRITE;
 }
 
+/* Gather the elements of @ioc[@count] (@size bytes each) into @dst. */
+static void gba_ioc_gather(uint8_t *dst, const struct fi_ioc *ioc,
+			   size_t count, size_t size)
+{
+	size_t i, n;
+
+	for (i = 0; i < count; i++) {
+		n = ioc[i].count * size;
+		if (n)
+			memcpy(dst, ioc[i].addr, n);
+		dst += n;
+	}
+}
+
+/*
+ * Start atomic @a towards another process through the engine: the
+ * target executes it (gba_atomic_exec) and answers with the old values.
+ * Returns 0 or a negative -FI_E* (nothing started).
+ */
+static ssize_t gba_atomic_peer(struct gba_ep *ep, const struct gba_atomic_op *a,
+			       size_t elems)
+{
+	uint8_t operand[GBA_ATOMIC_MAX_BYTES], compare[GBA_ATOMIC_MAX_BYTES];
+	uint32_t wire = a->flags & FI_REMOTE_CQ_DATA ? GBA_WIRE_CQ_DATA : 0;
+	size_t size = gba_atomic_size(a->dt), bytes = elems * size;
+	bool fetch = a->kind != GBA_ATOMIC_WRITE;
+	struct gba_fab_peer *peer;
+	struct gba_tx_req *req;
+	void *result = NULL;
+	bool token;
+	int ret;
+
+	if (a->op != FI_ATOMIC_READ)
+		gba_ioc_gather(operand, a->iov, a->iov_count, size);
+	else
+		memset(operand, 0, bytes);
+	if (a->kind == GBA_ATOMIC_CMP)
+		gba_ioc_gather(compare, a->cmp, a->cmp_count, size);
+	token = gba_ep_data_lock(ep);
+	ret = gba_peer_get(ep, a->dest, &peer);
+	if (ret)
+		goto out;
+	req = gba_tx_req_get(ep);
+	if (!req) {
+		ret = -FI_EAGAIN;
+		goto out;
+	}
+	req->context = a->context;
+	req->flags = gba_atomic_cflags(a);
+	req->len = 0;
+	req->slot = fetch ? GBA_CNTR_READ : GBA_CNTR_WRITE;
+	if (fetch && a->res_count == 1) {
+		result = a->res[0].addr;
+	} else if (fetch) {
+		req->bounce = malloc(bytes);
+		if (!req->bounce) {
+			gba_tx_req_put(ep, req);
+			ret = -FI_ENOMEM;
+			goto out;
+		}
+		memcpy(req->res, a->res, a->res_count * sizeof(*a->res));
+		req->res_count = a->res_count;
+		req->elem_size = size;
+		result = req->bounce;
+	}
+	ret = gba_fab_atomic(ep->fab, peer, a->op, a->dt, size, elems, operand,
+			     a->kind == GBA_ATOMIC_CMP ? compare : NULL, result,
+			     a->rma.addr, a->rma.key, wire, a->data,
+			     (uintptr_t)req);
+	if (ret) {
+		free(req->bounce);
+		req->bounce = NULL;
+		gba_tx_req_put(ep, req);
+		ret = ret == -EAGAIN ? -FI_EAGAIN : -gba_fab_err(ret);
+	}
+out:
+	gba_ep_data_unlock(ep, token);
+	if (ret == -FI_EAGAIN)
+		gba_ep_progress(ep);
+	return ret;
+}
+
+/*
+ * gba_atomic_exec - the target side of a peer's atomic (gba_prov.h):
+ * @count elements of @op on @dt at @dst, old values into @result.
+ */
+int gba_atomic_exec(void *ctx, uint32_t op, uint32_t dt, void *dst,
+		    const void *operand, const void *compare, void *result,
+		    size_t count)
+{
+	size_t size = gba_atomic_size(dt), i;
+	enum gba_atomic_kind kind;
+	uint8_t *t = dst;
+
+	(void)ctx;
+	if (op >= FI_CSWAP && op <= FI_MSWAP)
+		kind = GBA_ATOMIC_CMP;
+	else if (op == FI_ATOMIC_READ || result)
+		kind = GBA_ATOMIC_FETCH;
+	else
+		kind = GBA_ATOMIC_WRITE;
+	if (!gba_atomic_valid(dt, op, kind) || ((uintptr_t)dst & (size - 1)) ||
+	    (kind == GBA_ATOMIC_CMP && !compare))
+		return -EINVAL;
+	for (i = 0; i < count; i++, t += size)
+		gba_atomic_elem(dt, op, t,
+				op == FI_ATOMIC_READ
+					? NULL
+					: (const uint8_t *)operand + i * size,
+				compare ? (const uint8_t *)compare + i * size
+					: NULL,
+				result ? (uint8_t *)result + i * size : NULL);
+	return 0;
+}
+
 /*
  * Perform @a (shape checked by gba_atomic_check) and report it.  Shared
  * by the immediate verbs and triggered operations.  Returns 0 (performed
@@ -442,6 +558,8 @@ static ssize_t gba_atomic_do(struct gba_ep *ep, const struct gba_atomic_op *a,
 	ret = gba_rma_resolve(ep, a->dest, a->rma.addr, a->rma.key,
 			      elems * size, gba_atomic_access(a), &peer,
 			      (void **)&target);
+	if (ret == -FI_EHOSTUNREACH)
+		return gba_atomic_peer(ep, a, elems);
 	if (ret < 0)
 		return ret;
 	if (!ret && ((uintptr_t)target & (size - 1))) {

@@ -370,6 +370,7 @@ static int gba_av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr,
 		gba_av_rehash(av, e);
 		__atomic_store_n(&e->used, false, __ATOMIC_RELEASE);
 		av->live--;
+		atomic_fetch_add_explicit(&av->gen, 1, memory_order_release);
 		if (av->type == FI_AV_MAP && fi_addr[i] < av->free_hint)
 			av->free_hint = fi_addr[i];
 	}

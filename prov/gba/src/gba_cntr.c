@@ -57,8 +57,7 @@ static void gba_cntr_progress(struct gba_cntr *cntr, bool *pending)
 		if (j < i)
 			continue; /* bound for several events */
 		gba_ep_progress(cntr->eps[i]);
-		if (pending && atomic_load_explicit(&cntr->eps[i]->pending,
-						    memory_order_relaxed))
+		if (pending && gba_ep_pending(cntr->eps[i]))
 			*pending = true;
 	}
 	gba_lock_release(&cntr->ep_lock);

@@ -57,8 +57,7 @@ static void gba_cq_progress(struct gba_cq *cq, bool *pending)
 	gba_lock_acquire(&cq->ep_lock);
 	for (i = 0; i < cq->neps; i++) {
 		gba_ep_progress(cq->eps[i]);
-		if (pending && atomic_load_explicit(&cq->eps[i]->pending,
-						    memory_order_relaxed))
+		if (pending && gba_ep_pending(cq->eps[i]))
 			*pending = true;
 	}
 	gba_lock_release(&cq->ep_lock);

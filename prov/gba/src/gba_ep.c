@@ -8,10 +8,10 @@
  * endpoint of the same process (gba_ep_target); reaching the endpoint
  * itself takes no lock.
  *
- * The data verbs live in gba_rma.c and gba_atomic.c (self path) and
- * gba_coll.c (barriers).  FI_MSG and FI_TAGGED are not offered by this
- * release (fi_getinfo does not report them): their entry points return
- * -FI_ENOSYS.
+ * The data verbs live in gba_msg.c (messages), gba_rma.c and
+ * gba_atomic.c (direct path to this process, the engine beyond it) and
+ * gba_coll.c (barriers).  Each endpoint owns an engine endpoint
+ * (gba_peer.c) whose receive queue its progress polls.
  */
 #include "config.h"
 
@@ -80,15 +80,8 @@ int gba_ep_target(struct gba_ep *ep, fi_addr_t dest, struct gba_ep **target)
 		*target = ep;
 		return 0;
 	}
-	if (gba_addr_reach(&ep->addr, addr) != GBA_REACH_PROCESS) {
-		char str[GBA_ADDR_STRLEN];
-
-		gba_addr_str(addr, str, sizeof(str));
-		return GBA_WARN_RET(FI_LOG_EP_DATA, -FI_EHOSTUNREACH,
-				    "%s is another process: this release "
-				    "reaches only endpoints of this process\n",
-				    str);
-	}
+	if (gba_addr_reach(&ep->addr, addr) != GBA_REACH_PROCESS)
+		return -FI_EHOSTUNREACH; /* the engine's (gba_peer.c) */
 	pthread_mutex_lock(&gba_ep_registry_lock);
 	peer = gba_ep_registry_find(addr);
 	pthread_mutex_unlock(&gba_ep_registry_lock);
@@ -157,6 +150,13 @@ int gba_ep_tx_error(struct gba_ep *ep, enum gba_cntr_slot slot, uint64_t flags,
  */
 void gba_ep_progress(struct gba_ep *ep)
 {
+	bool token;
+
+	if (ep->fab) {
+		token = gba_ep_data_lock(ep);
+		gba_fab_progress(ep->fab);
+		gba_ep_data_unlock(ep, token);
+	}
 	if (atomic_load_explicit(&ep->pending, memory_order_relaxed))
 		gba_coll_progress(ep);
 }
@@ -439,6 +439,7 @@ static int gba_ep_close(struct fid *fid)
 		atomic_fetch_sub(&ep->av->ref, 1);
 	if (ep->eq)
 		atomic_fetch_sub(&ep->eq->ref, 1);
+	gba_peer_close(ep);
 	gba_coll_fini(ep);
 	gba_lock_destroy(&ep->lock);
 	atomic_fetch_sub(&ep->domain->nep, 1);
@@ -469,21 +470,44 @@ static ssize_t gba_ep_cancel(fid_t fid, void *context)
 
 	if (!gba_trigger_cancel(ep, context))
 		return 0;
+	if (!gba_msg_cancel(ep, context))
+		return 0;
 	return gba_coll_cancel(ep, context);
 }
 
-/* fi_getopt(3): no endpoint options.  -FI_ENOPROTOOPT. */
+/*
+ * fi_getopt(3): FI_OPT_ENDPOINT / FI_OPT_MIN_MULTI_RECV (size_t, bytes).
+ * Returns 0, -FI_EINVAL (NULL or short buffer), -FI_ENOPROTOOPT.
+ */
 static int gba_ep_getopt(fid_t fid, int level, int optname, void *optval,
 			 size_t *optlen)
 {
-	return -FI_ENOPROTOOPT;
+	struct gba_ep *ep = container_of(fid, struct gba_ep, ep_fid.fid);
+
+	if (level != FI_OPT_ENDPOINT || optname != FI_OPT_MIN_MULTI_RECV)
+		return -FI_ENOPROTOOPT;
+	if (!optval || !optlen || *optlen < sizeof(size_t))
+		return GBA_WARN_RET(FI_LOG_EP_CTRL, -FI_EINVAL,
+				    "fi_getopt: buffer too small\n");
+	*(size_t *)optval = ep->min_multi_recv;
+	*optlen = sizeof(size_t);
+	return 0;
 }
 
-/* fi_setopt(3): no endpoint options.  -FI_ENOPROTOOPT. */
+/* fi_setopt(3): FI_OPT_ENDPOINT / FI_OPT_MIN_MULTI_RECV (size_t). */
 static int gba_ep_setopt(fid_t fid, int level, int optname, const void *optval,
 			 size_t optlen)
 {
-	return -FI_ENOPROTOOPT;
+	struct gba_ep *ep = container_of(fid, struct gba_ep, ep_fid.fid);
+
+	if (level != FI_OPT_ENDPOINT || optname != FI_OPT_MIN_MULTI_RECV)
+		return -FI_ENOPROTOOPT;
+	if (!optval || optlen != sizeof(size_t))
+		return GBA_WARN_RET(FI_LOG_EP_CTRL, -FI_EINVAL,
+				    "fi_setopt: FI_OPT_MIN_MULTI_RECV takes "
+				    "a size_t\n");
+	ep->min_multi_recv = *(const size_t *)optval;
+	return 0;
 }
 
 /* fi_tx_context / fi_rx_context: scalable endpoints absent.  -FI_ENOSYS. */
@@ -591,151 +615,6 @@ static struct fi_ops_cm gba_ep_cm_ops = {
 	.join = gba_ep_join,
 };
 
-/* ---- FI_MSG / FI_TAGGED: not offered (-FI_ENOSYS) --------------------- */
-
-static ssize_t gba_no_recv(struct fid_ep *ep, void *buf, size_t len, void *desc,
-			   fi_addr_t src_addr, void *context)
-{
-	return -FI_ENOSYS;
-}
-
-static ssize_t gba_no_recvv(struct fid_ep *ep, const struct iovec *iov,
-			    void **desc, size_t count, fi_addr_t src_addr,
-			    void *context)
-{
-	return -FI_ENOSYS;
-}
-
-static ssize_t gba_no_recvmsg(struct fid_ep *ep, const struct fi_msg *msg,
-			      uint64_t flags)
-{
-	return -FI_ENOSYS;
-}
-
-static ssize_t gba_no_send(struct fid_ep *ep, const void *buf, size_t len,
-			   void *desc, fi_addr_t dest_addr, void *context)
-{
-	return -FI_ENOSYS;
-}
-
-static ssize_t gba_no_sendv(struct fid_ep *ep, const struct iovec *iov,
-			    void **desc, size_t count, fi_addr_t dest_addr,
-			    void *context)
-{
-	return -FI_ENOSYS;
-}
-
-static ssize_t gba_no_sendmsg(struct fid_ep *ep, const struct fi_msg *msg,
-			      uint64_t flags)
-{
-	return -FI_ENOSYS;
-}
-
-static ssize_t gba_no_inject(struct fid_ep *ep, const void *buf, size_t len,
-			     fi_addr_t dest_addr)
-{
-	return -FI_ENOSYS;
-}
-
-static ssize_t gba_no_senddata(struct fid_ep *ep, const void *buf, size_t len,
-			       void *desc, uint64_t data, fi_addr_t dest_addr,
-			       void *context)
-{
-	return -FI_ENOSYS;
-}
-
-static ssize_t gba_no_injectdata(struct fid_ep *ep, const void *buf, size_t len,
-				 uint64_t data, fi_addr_t dest_addr)
-{
-	return -FI_ENOSYS;
-}
-
-static struct fi_ops_msg gba_ep_msg_ops = {
-	.size = sizeof(struct fi_ops_msg),
-	.recv = gba_no_recv,
-	.recvv = gba_no_recvv,
-	.recvmsg = gba_no_recvmsg,
-	.send = gba_no_send,
-	.sendv = gba_no_sendv,
-	.sendmsg = gba_no_sendmsg,
-	.inject = gba_no_inject,
-	.senddata = gba_no_senddata,
-	.injectdata = gba_no_injectdata,
-};
-
-static ssize_t gba_no_trecv(struct fid_ep *ep, void *buf, size_t len,
-			    void *desc, fi_addr_t src_addr, uint64_t tag,
-			    uint64_t ignore, void *context)
-{
-	return -FI_ENOSYS;
-}
-
-static ssize_t gba_no_trecvv(struct fid_ep *ep, const struct iovec *iov,
-			     void **desc, size_t count, fi_addr_t src_addr,
-			     uint64_t tag, uint64_t ignore, void *context)
-{
-	return -FI_ENOSYS;
-}
-
-static ssize_t gba_no_trecvmsg(struct fid_ep *ep,
-			       const struct fi_msg_tagged *msg, uint64_t flags)
-{
-	return -FI_ENOSYS;
-}
-
-static ssize_t gba_no_tsend(struct fid_ep *ep, const void *buf, size_t len,
-			    void *desc, fi_addr_t dest_addr, uint64_t tag,
-			    void *context)
-{
-	return -FI_ENOSYS;
-}
-
-static ssize_t gba_no_tsendv(struct fid_ep *ep, const struct iovec *iov,
-			     void **desc, size_t count, fi_addr_t dest_addr,
-			     uint64_t tag, void *context)
-{
-	return -FI_ENOSYS;
-}
-
-static ssize_t gba_no_tsendmsg(struct fid_ep *ep,
-			       const struct fi_msg_tagged *msg, uint64_t flags)
-{
-	return -FI_ENOSYS;
-}
-
-static ssize_t gba_no_tinject(struct fid_ep *ep, const void *buf, size_t len,
-			      fi_addr_t dest_addr, uint64_t tag)
-{
-	return -FI_ENOSYS;
-}
-
-static ssize_t gba_no_tsenddata(struct fid_ep *ep, const void *buf, size_t len,
-				void *desc, uint64_t data, fi_addr_t dest_addr,
-				uint64_t tag, void *context)
-{
-	return -FI_ENOSYS;
-}
-
-static ssize_t gba_no_tinjectdata(struct fid_ep *ep, const void *buf,
-				  size_t len, uint64_t data,
-				  fi_addr_t dest_addr, uint64_t tag)
-{
-	return -FI_ENOSYS;
-}
-
-static struct fi_ops_tagged gba_ep_tagged_ops = {
-	.size = sizeof(struct fi_ops_tagged),
-	.recv = gba_no_trecv,
-	.recvv = gba_no_trecvv,
-	.recvmsg = gba_no_trecvmsg,
-	.send = gba_no_tsend,
-	.sendv = gba_no_tsendv,
-	.sendmsg = gba_no_tsendmsg,
-	.inject = gba_no_tinject,
-	.senddata = gba_no_tsenddata,
-	.injectdata = gba_no_tinjectdata,
-};
-
 /* ---- open ------------------------------------------------------------- */
 
 /*
@@ -829,6 +708,13 @@ int gba_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 	pthread_mutex_unlock(&gba_ep_registry_lock);
 	if (ret)
 		goto err_lock;
+	ret = gba_peer_open(ep);
+	if (ret) {
+		pthread_mutex_lock(&gba_ep_registry_lock);
+		LIST_REMOVE(ep, registry);
+		pthread_mutex_unlock(&gba_ep_registry_lock);
+		goto err_lock;
+	}
 
 	ep->ep_fid.fid.fclass = FI_CLASS_EP;
 	ep->ep_fid.fid.context = context;

@@ -24,11 +24,15 @@
 #include "gba_prov.h"
 
 /* Primary capabilities: returned only when asked for (or hints->caps 0). */
-#define GBA_PRIMARY_CAPS (FI_RMA | FI_ATOMIC | FI_COLLECTIVE)
+#define GBA_PRIMARY_CAPS                                                       \
+	(FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_COLLECTIVE)
 #define GBA_DIRECTION_CAPS                                                     \
-	(FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
+	(FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ |             \
+	 FI_REMOTE_WRITE)
 /* Secondary capabilities: always returned. */
-#define GBA_SECONDARY_CAPS (FI_TRIGGER | FI_LOCAL_COMM)
+#define GBA_SECONDARY_CAPS                                                     \
+	(FI_TRIGGER | FI_LOCAL_COMM | FI_DIRECTED_RECV | FI_MULTI_RECV |       \
+	 FI_SOURCE | FI_RMA_EVENT | FI_FENCE)
 
 /* Tx/rx caps that older applications set on the wrong side; ignored. */
 #define GBA_IGNORED_TX_CAPS                                                    \
@@ -43,7 +47,7 @@
 #define GBA_TX_OP_FLAGS                                                        \
 	(FI_COMPLETION | FI_INJECT | FI_INJECT_COMPLETE |                      \
 	 FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE)
-#define GBA_RX_OP_FLAGS (FI_COMPLETION)
+#define GBA_RX_OP_FLAGS (FI_COMPLETION | FI_MULTI_RECV)
 
 #define GBA_PROTO_VERSION 1
 
@@ -371,7 +375,10 @@ static int gba_check_tx_attr(const struct fi_tx_attr *attr)
 	if (attr->rma_iov_limit > GBA_RMA_IOV_LIMIT)
 		return GBA_NODATA("rma_iov_limit %zu > %d\n",
 				  attr->rma_iov_limit, GBA_RMA_IOV_LIMIT);
-	if (attr->tclass != FI_TC_UNSPEC && attr->tclass != FI_TC_BEST_EFFORT)
+	/* one class of service serves them all: every libfabric class */
+	if (attr->tclass != FI_TC_UNSPEC &&
+	    (attr->tclass < FI_TC_DSCP || attr->tclass > FI_TC_NETWORK_CTRL) &&
+	    (attr->tclass & ~0xffu) != FI_TC_DSCP)
 		return GBA_NODATA("tx traffic class 0x%x not supported\n",
 				  attr->tclass);
 	return 0;
@@ -497,8 +504,13 @@ static uint64_t gba_info_caps(uint64_t hint_caps)
 	if (!(hint_caps & (GBA_PRIMARY_CAPS | GBA_DIRECTION_CAPS)))
 		return GBA_CAPS;
 	caps = hint_caps & (GBA_PRIMARY_CAPS | GBA_DIRECTION_CAPS);
-	if ((caps & (FI_RMA | FI_ATOMIC)) && !(caps & GBA_DIRECTION_CAPS))
-		caps |= GBA_DIRECTION_CAPS;
+	if (!(caps & GBA_DIRECTION_CAPS)) {
+		if (caps & (FI_MSG | FI_TAGGED))
+			caps |= FI_SEND | FI_RECV;
+		if (caps & (FI_RMA | FI_ATOMIC))
+			caps |= FI_READ | FI_WRITE | FI_REMOTE_READ |
+				FI_REMOTE_WRITE;
+	}
 	return caps | GBA_SECONDARY_CAPS;
 }
 

@@ -6,8 +6,9 @@
  * a memcpy between the local buffers and the registered region, and
  * completes before the call returns; no queue, no allocation, no lock
  * beyond the MR table's (taken only when the domain's threading model
- * needs it).  Destinations in other processes return -FI_EHOSTUNREACH
- * until the fabric engine's data path exists.
+ * needs it).  Destinations in other processes go through the fabric
+ * engine (gba_rma_peer): the target executes them in its progress and
+ * the operation completes when it answered (delivery complete).
  *
  * Argument errors return at once (-FI_EINVAL, -FI_EOPBADSTATE, ...);
  * target-side errors (unknown key, access not granted, range outside the
@@ -129,6 +130,53 @@ static int gba_rma_check(const struct iovec *iov, size_t count,
 }
 
 /*
+ * Start a write or read to another process through the engine; it
+ * completes when the target has executed it (delivery complete).
+ * Returns 0 or a negative -FI_E* (nothing started).
+ */
+static ssize_t gba_rma_peer(struct gba_ep *ep, bool write,
+			    const struct iovec *iov, size_t count,
+			    fi_addr_t dest, const struct fi_rma_iov *rma_iov,
+			    size_t len, uint64_t flags, void *context,
+			    uint64_t data)
+{
+	uint32_t wire = flags & FI_REMOTE_CQ_DATA ? GBA_WIRE_CQ_DATA : 0;
+	struct gba_fab_peer *peer;
+	struct gba_tx_req *req;
+	bool token;
+	int ret;
+
+	token = gba_ep_data_lock(ep);
+	ret = gba_peer_get(ep, dest, &peer);
+	if (ret)
+		goto out;
+	req = gba_tx_req_get(ep);
+	if (!req) {
+		ret = -FI_EAGAIN;
+		goto out;
+	}
+	req->context = context;
+	req->flags = flags | FI_RMA | (write ? FI_WRITE : FI_READ);
+	req->len = len;
+	req->slot = write ? GBA_CNTR_WRITE : GBA_CNTR_READ;
+	if (write)
+		ret = gba_fab_put(ep->fab, peer, iov, count, rma_iov[0].addr,
+				  rma_iov[0].key, wire, data, (uintptr_t)req);
+	else
+		ret = gba_fab_get(ep->fab, peer, iov, count, rma_iov[0].addr,
+				  rma_iov[0].key, wire, (uintptr_t)req);
+	if (ret) {
+		gba_tx_req_put(ep, req);
+		ret = ret == -EAGAIN ? -FI_EAGAIN : -gba_fab_err(ret);
+	}
+out:
+	gba_ep_data_unlock(ep, token);
+	if (ret == -FI_EAGAIN)
+		gba_ep_progress(ep);
+	return ret;
+}
+
+/*
  * Perform a write (@write) or read of @len bytes between @iov (@count
  * entries, already checked by gba_rma_check) and the region at
  * @rma_iov of @dest, and report it.  Shared by the immediate verbs and
@@ -151,6 +199,9 @@ static ssize_t gba_rma_do(struct gba_ep *ep, bool write,
 	ret = gba_rma_resolve(ep, dest, rma_iov[0].addr, rma_iov[0].key, len,
 			      write ? FI_REMOTE_WRITE : FI_REMOTE_READ, &peer,
 			      (void **)&region);
+	if (ret == -FI_EHOSTUNREACH)
+		return gba_rma_peer(ep, write, iov, count, dest, rma_iov, len,
+				    flags, context, data);
 	if (ret < 0)
 		return ret;
 	if (!ret) {

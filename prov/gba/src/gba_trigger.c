@@ -147,6 +147,20 @@ static void gba_trigger_run_due(struct gba_cntr *cntr)
 	}
 }
 
+/* Examine the counters on this thread's list until it is empty. */
+static void gba_trigger_run_list(void)
+{
+	struct gba_cntr *c;
+
+	while ((c = gba_fire_head)) {
+		gba_fire_head = c->fire_next;
+		if (!gba_fire_head)
+			gba_fire_tail = NULL;
+		atomic_store(&c->fire_listed, false);
+		gba_trigger_run_due(c);
+	}
+}
+
 /*
  * gba_trigger_fire - run the due triggers of @cntr (gba_prov.h).  @cntr is
  * appended to this thread's list unless it is listed already (by this or
@@ -155,8 +169,6 @@ static void gba_trigger_run_due(struct gba_cntr *cntr)
  */
 void gba_trigger_fire(struct gba_cntr *cntr)
 {
-	struct gba_cntr *c;
-
 	if (atomic_exchange(&cntr->fire_listed, true))
 		return;
 	cntr->fire_next = NULL;
@@ -169,13 +181,28 @@ void gba_trigger_fire(struct gba_cntr *cntr)
 		return;
 
 	gba_fire_active = true;
-	while ((c = gba_fire_head)) {
-		gba_fire_head = c->fire_next;
-		if (!gba_fire_head)
-			gba_fire_tail = NULL;
-		atomic_store(&c->fire_listed, false);
-		gba_trigger_run_due(c);
-	}
+	gba_trigger_run_list();
+	gba_fire_active = false;
+}
+
+/*
+ * gba_trigger_defer_begin - counters changed on this thread from now on
+ * only join its list (as within a firing); the outermost
+ * gba_trigger_defer_end runs them.  Used while an endpoint lock is held.
+ */
+bool gba_trigger_defer_begin(void)
+{
+	bool outer = !gba_fire_active;
+
+	gba_fire_active = true;
+	return outer;
+}
+
+void gba_trigger_defer_end(bool outer)
+{
+	if (!outer)
+		return;
+	gba_trigger_run_list();
 	gba_fire_active = false;
 }
 
