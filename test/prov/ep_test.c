@@ -25,7 +25,7 @@ Test(ep, open_arguments)
 	info->ep_attr->type = FI_EP_MSG;
 	cr_expect_eq(fi_endpoint(t_domain, info, &ep, NULL), -FI_ENODATA);
 	info->ep_attr->type = FI_EP_RDM;
-	info->caps |= FI_MSG;
+	info->caps |= FI_MULTICAST;
 	cr_expect_eq(fi_endpoint(t_domain, info, &ep, NULL), -FI_ENODATA);
 	fi_freeinfo(info);
 	cr_expect_eq(fi_endpoint2(t_domain, t_info, &ep, 1, NULL), -FI_EINVAL);
@@ -174,18 +174,9 @@ Test(ep, unoffered_operations)
 
 	tep_open(&t, NULL);
 	t.self = insert_name(t.av, t.ep);
-	cr_expect_eq(fi_send(t.ep, buf, sizeof(buf), NULL, t.self, NULL),
-		     -FI_ENOSYS);
-	cr_expect_eq(fi_recv(t.ep, buf, sizeof(buf), NULL, t.self, NULL),
-		     -FI_ENOSYS);
-	cr_expect_eq(fi_inject(t.ep, buf, sizeof(buf), t.self), -FI_ENOSYS);
-	cr_expect_eq(fi_tsend(t.ep, buf, sizeof(buf), NULL, t.self, 1, NULL),
-		     -FI_ENOSYS);
-	cr_expect_eq(fi_trecv(t.ep, buf, sizeof(buf), NULL, t.self, 1, 0, NULL),
-		     -FI_ENOSYS);
 	cr_expect_eq(fi_connect(t.ep, buf, NULL, 0), -FI_ENOSYS);
-	cr_expect_eq(fi_getopt(&t.ep->fid, FI_OPT_ENDPOINT,
-			       FI_OPT_MIN_MULTI_RECV, buf, &optlen),
+	cr_expect_eq(fi_getopt(&t.ep->fid, FI_OPT_ENDPOINT, FI_OPT_CM_DATA_SIZE,
+			       buf, &optlen),
 		     -FI_ENOPROTOOPT);
 	cr_expect_eq(fi_cancel(&t.ep->fid, buf), -FI_ENOENT);
 	cr_expect_eq(fi_allreduce(t.ep, buf, 1, NULL, buf, NULL, 0, FI_UINT64,
