@@ -67,7 +67,8 @@ Test(info, defaults)
 			     FI_LOCAL_COMM | FI_DIRECTED_RECV | FI_MULTI_RECV |
 			     FI_SOURCE | FI_RMA_EVENT | FI_FENCE);
 	cr_expect_eq(info->caps & (FI_REMOTE_COMM | FI_SHARED_AV | FI_HMEM), 0,
-		     "one host, no shared AV, no device memory");
+		     "remote comm only when asked, no shared AV or device "
+		     "memory");
 	cr_expect_eq(info->mode, 0);
 	cr_expect_eq(info->tx_attr->caps & ~info->caps, 0);
 	cr_expect_eq(info->rx_attr->caps & ~info->caps, 0);
@@ -134,7 +135,7 @@ Test(info, caps_narrowing)
 Test(info, unsupported_caps)
 {
 	static const uint64_t bad[] = {
-		FI_MULTICAST,	 FI_HMEM,	  FI_REMOTE_COMM,
+		FI_MULTICAST,	 FI_HMEM,
 		FI_SHARED_AV,	 FI_NAMED_RX_CTX, FI_RMA_PMEM,
 		FI_VARIABLE_MSG, FI_SOURCE_ERR,
 	};
@@ -153,8 +154,8 @@ Test(info, unsupported_caps)
 	hints->rx_attr->caps = FI_HMEM;
 	expect_nodata(hints, "rx FI_HMEM");
 	hints = prov_hints();
-	hints->domain_attr->caps = FI_REMOTE_COMM;
-	expect_nodata(hints, "domain FI_REMOTE_COMM");
+	hints->domain_attr->caps = FI_MULTICAST;
+	expect_nodata(hints, "domain FI_MULTICAST");
 	hints = prov_hints();
 	hints->domain_attr->caps = FI_LOCAL_COMM;
 	fi_freeinfo(expect_info(hints, "domain FI_LOCAL_COMM"));

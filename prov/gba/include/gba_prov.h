@@ -118,7 +118,12 @@ extern struct gba_params gba_params;
 	(FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_RECV | FI_REMOTE_READ |  \
 	 FI_REMOTE_WRITE | FI_COLLECTIVE | FI_DIRECTED_RECV | FI_MULTI_RECV |  \
 	 FI_SOURCE | FI_RMA_EVENT)
-#define GBA_DOMAIN_CAPS (FI_LOCAL_COMM)
+/*
+ * FI_REMOTE_COMM: the fabric reaches endpoints through the GBA NIC; with
+ * the emulated fabric only this host's (others: -FI_EHOSTUNREACH).
+ * Returned when asked for (Open MPI's MTL-OFI asks).
+ */
+#define GBA_DOMAIN_CAPS (FI_LOCAL_COMM | FI_REMOTE_COMM)
 #define GBA_CAPS (GBA_TX_CAPS | GBA_RX_CAPS | GBA_DOMAIN_CAPS)
 
 /*

@@ -511,7 +511,7 @@ static uint64_t gba_info_caps(uint64_t hint_caps)
 			caps |= FI_READ | FI_WRITE | FI_REMOTE_READ |
 				FI_REMOTE_WRITE;
 	}
-	return caps | GBA_SECONDARY_CAPS;
+	return caps | GBA_SECONDARY_CAPS | (hint_caps & FI_REMOTE_COMM);
 }
 
 /* malloc copy of @len bytes of @p; NULL when out of memory. */
@@ -594,7 +594,10 @@ static struct fi_info *gba_info_alloc(uint32_t version,
 	info->ep_attr->max_order_waw_size = he && he->max_order_waw_size
 						    ? he->max_order_waw_size
 						    : GBA_MAX_MSG_SIZE;
-	info->ep_attr->mem_tag_format = 0;
+	/* 64-bit tags, any layout: the application's format is kept */
+	info->ep_attr->mem_tag_format =
+		he && he->mem_tag_format ? he->mem_tag_format
+					    : 0xaaaaaaaaaaaaaaaaULL; /* FI_TAG_GENERIC */
 	info->ep_attr->tx_ctx_cnt = 1;
 	info->ep_attr->rx_ctx_cnt = 1;
 
@@ -627,7 +630,7 @@ static struct fi_info *gba_info_alloc(uint32_t version,
 	info->domain_attr->max_ep_srx_ctx = 0;
 	info->domain_attr->cntr_cnt = GBA_CNTR_CNT;
 	info->domain_attr->mr_iov_limit = GBA_MR_IOV_LIMIT;
-	info->domain_attr->caps = GBA_DOMAIN_CAPS;
+	info->domain_attr->caps = FI_LOCAL_COMM | (caps & FI_REMOTE_COMM);
 	info->domain_attr->mode = 0;
 	info->domain_attr->max_err_data = GBA_MAX_ERR_DATA;
 	info->domain_attr->mr_cnt = GBA_MR_CNT;
