@@ -181,7 +181,7 @@ Test(ep, unoffered_operations)
 	cr_expect_eq(fi_cancel(&t.ep->fid, buf), -FI_ENOENT);
 	cr_expect_eq(fi_allreduce(t.ep, buf, 1, NULL, buf, NULL, 0, FI_UINT64,
 				  FI_SUM, 0, NULL),
-		     -FI_ENOSYS);
+		     -FI_EINVAL, "coll_addr 0 was never joined");
 	cr_expect_eq(fi_cq_read(t.cq, &e, 1), -FI_EAGAIN, "nothing queued");
 	tep_close(&t, true);
 }

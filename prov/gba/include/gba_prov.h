@@ -566,6 +566,16 @@ enum gba_cntr_slot {
 struct gba_mc;
 struct gba_trigger;
 struct gba_join_count;
+struct gba_swc;
+struct gba_swc_op;
+
+/* A collective message kept until its operation (or join) exists. */
+struct gba_swc_msg {
+	TAILQ_ENTRY(gba_swc_msg) entry;
+	uint64_t key;
+	struct gba_fab_rx *rx; /* held */
+};
+TAILQ_HEAD(gba_swc_msg_list, gba_swc_msg);
 
 struct gba_ep {
 	struct fid_ep ep_fid;
@@ -603,6 +613,9 @@ struct gba_ep {
 	uint64_t src_cache_key; /* last source resolved (pid << 32 | ep) */
 	fi_addr_t src_cache_addr;
 	uint64_t src_cache_gen;
+	/* Software collectives (gba_coll_sw.c), under @lock. */
+	LIST_HEAD(, gba_swc) swcs;	       /* one per joined collective */
+	struct gba_swc_msg_list swc_orphans; /* for collectives not joined yet */
 };
 
 /* True while @ep has work that completes without a wait-object signal. */
@@ -660,6 +673,7 @@ struct gba_ep *gba_ep_of(struct fid_ep *ep_fid);
 /* Front-end flags carried by the engine (struct gba_fab_rx.flags). */
 #define GBA_WIRE_TAGGED 1u  /* a tagged message */
 #define GBA_WIRE_CQ_DATA 2u /* immediate data is remote CQ data */
+#define GBA_WIRE_COLL 4u    /* a software collective's message */
 
 /*
  * A transmit operation in flight through the engine (its cookie); taken
@@ -671,6 +685,7 @@ struct gba_tx_req {
 	uint64_t flags; /* op flags and completion flags */
 	size_t len;	/* bytes, reported in the CQ entry */
 	enum gba_cntr_slot slot;
+	struct gba_swc_op *coll_op; /* a software collective's send */
 	/* fetching atomic into several fi_ioc: old values land here */
 	void *bounce;
 	struct fi_ioc res[GBA_IOV_LIMIT];
@@ -747,6 +762,48 @@ void gba_coll_progress(struct gba_ep *ep);
 ssize_t gba_coll_cancel(struct gba_ep *ep, void *context);
 /* Free the endpoint's collective bookkeeping (join counts). */
 void gba_coll_fini(struct gba_ep *ep);
+
+/* ---- Software collectives (gba_coll_sw.c) ------------------------------- */
+
+/* One collective call, as the verbs describe it. */
+struct gba_swc_args {
+	enum fi_collective_op coll;
+	void *buf;    /* contribution (broadcast: in/out) */
+	void *result; /* where results land */
+	size_t count; /* elements (see fi_gba(7) per collective) */
+	enum fi_datatype datatype;
+	enum fi_op op;
+	fi_addr_t root_addr; /* FI_ADDR_NOTAVAIL: member 0 */
+	uint32_t root;	     /* member index (filled by gba_swc_post) */
+	uint64_t flags;
+	void *context;
+};
+
+/*
+ * Software side of a joined collective identified by join @key, over
+ * the members of @set, this endpoint being member @me.  0 or -FI_ENOMEM.
+ */
+int gba_swc_open(struct gba_ep *ep, uint64_t key, struct gba_av_set *set,
+		 uint32_t me, struct gba_swc **swc);
+void gba_swc_close(struct gba_swc *swc);
+/* True while operations are posted and not complete. */
+bool gba_swc_busy(struct gba_swc *swc);
+/*
+ * Post a collective (shape checked by the caller).  Returns 0,
+ * -FI_EINVAL (root not a member, count not divisible), -FI_EAGAIN (CQ
+ * full), -FI_ENOMEM.
+ */
+ssize_t gba_swc_post(struct gba_swc *swc, const struct gba_swc_args *args);
+/* Engine messages flagged GBA_WIRE_COLL (ep lock held). */
+void gba_swc_arrived(struct gba_ep *ep, struct gba_fab_rx *rx);
+/* A large send of a collective completed (ep lock held). */
+void gba_swc_send_done(struct gba_ep *ep, struct gba_swc_op *op, int status);
+/* Retry blocked sends, finish operations (ep lock held). */
+void gba_swc_progress(struct gba_ep *ep);
+/* Free messages kept for collectives never joined (endpoint close). */
+void gba_swc_fini(struct gba_ep *ep);
+/* Bytes of an element of @dt (0: not supported). */
+size_t gba_atomic_dt_size(enum fi_datatype dt);
 
 /* ---- RMA and atomics (gba_rma.c, gba_atomic.c) ------------------------- */
 

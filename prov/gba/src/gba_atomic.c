@@ -66,6 +66,12 @@ static size_t gba_atomic_size(enum fi_datatype dt)
 	}
 }
 
+/* gba_atomic_dt_size - bytes of an element of @dt, 0 if unsupported. */
+size_t gba_atomic_dt_size(enum fi_datatype dt)
+{
+	return gba_atomic_size(dt);
+}
+
 /* True if @op on @dt is supported for @kind (the table above). */
 static bool gba_atomic_valid(enum fi_datatype dt, enum fi_op op,
 			     enum gba_atomic_kind kind)

@@ -70,7 +70,8 @@ struct gba_mc {
 	struct fid_mc mc_fid; /* mc_fid.fi_addr: the coll_addr */
 	struct gba_ep *ep;
 	struct gba_av_set *set;
-	struct gba_group *grp;
+	struct gba_group *grp; /* NULL: barriers in software */
+	struct gba_swc *swc;   /* the other collectives (gba_coll_sw.c) */
 	uint32_t member_id;
 	uint32_t member_count;
 	TAILQ_ENTRY(gba_mc) entry; /* ep->mcs */
@@ -284,6 +285,18 @@ static ssize_t gba_barrier_post(struct gba_ep *ep, fi_addr_t coll_addr,
 				    "fi_mc_addr of the joined fid_mc)\n",
 				    (unsigned long long)coll_addr);
 	}
+	if (!mc->grp) {
+		struct gba_swc_args a = {
+			.coll = FI_BARRIER,
+			.root_addr = FI_ADDR_NOTAVAIL,
+			.flags = flags,
+			.context = context,
+		};
+		struct gba_swc *swc = mc->swc;
+
+		gba_lock_release(&ep->lock);
+		return gba_swc_post(swc, &a);
+	}
 	if (mc->tail - mc->head >= GBA_MC_QUEUE || !gba_ep_tx_has_space(ep)) {
 		gba_lock_release(&ep->lock);
 		return -FI_EAGAIN;
@@ -423,51 +436,229 @@ ssize_t gba_coll_cancel(struct gba_ep *ep, void *context)
 	return 0;
 }
 
-/* ---- unsupported collectives ------------------------------------------ */
+/* ---- data collectives (software, gba_coll_sw.c) ----------------------- */
 
-static ssize_t gba_no_broadcast(struct fid_ep *ep, void *buf, size_t count,
-				void *desc, fi_addr_t coll_addr,
-				fi_addr_t root_addr, enum fi_datatype datatype,
-				uint64_t flags, void *context)
+/* True if @op reduces @dt (the allreduce table of fi_query_collective). */
+static bool gba_coll_reduce_valid(enum fi_datatype dt, enum fi_op op)
 {
-	return -FI_ENOSYS;
+	bool is_float = dt == FI_FLOAT || dt == FI_DOUBLE;
+
+	if (!gba_atomic_dt_size(dt))
+		return false;
+	switch (op) {
+	case FI_MIN:
+	case FI_MAX:
+	case FI_SUM:
+	case FI_PROD:
+	case FI_LOR:
+	case FI_LAND:
+	case FI_LXOR:
+		return true;
+	case FI_BOR:
+	case FI_BAND:
+	case FI_BXOR:
+		return !is_float;
+	default:
+		return false;
+	}
 }
 
-static ssize_t gba_no_alltoall(struct fid_ep *ep, const void *buf, size_t count,
-			       void *desc, void *result, void *result_desc,
-			       fi_addr_t coll_addr, enum fi_datatype datatype,
-			       uint64_t flags, void *context)
+/*
+ * Check and post collective @a on @coll_addr of @ep_fid.  Returns 0,
+ * -FI_EINVAL (not joined, NULL buffers, count 0 or too large),
+ * -FI_EOPNOTSUPP (datatype or operation), -FI_EOPBADSTATE, -FI_EAGAIN,
+ * -FI_ENOMEM, -FI_EBADFLAGS.
+ */
+static ssize_t gba_coll_post(struct fid_ep *ep_fid, fi_addr_t coll_addr,
+			     struct gba_swc_args *a)
 {
-	return -FI_ENOSYS;
+	struct gba_ep *ep = gba_ep_of(ep_fid);
+	bool reduce = a->coll == FI_REDUCE || a->coll == FI_ALLREDUCE ||
+		      a->coll == FI_REDUCE_SCATTER;
+	size_t size = gba_atomic_dt_size(a->datatype);
+	struct gba_swc *swc;
+	struct gba_mc *mc;
+
+	if (!ep)
+		return -FI_EINVAL;
+	if (!ep->enabled)
+		return GBA_WARN_RET(FI_LOG_EP_DATA, -FI_EOPBADSTATE,
+				    "collective: endpoint not enabled\n");
+	if (a->flags & ~FI_COMPLETION)
+		return GBA_WARN_RET(FI_LOG_EP_DATA, -FI_EBADFLAGS,
+				    "collective: flags 0x%llx not supported\n",
+				    (unsigned long long)a->flags);
+	if (!size)
+		return GBA_WARN_RET(FI_LOG_EP_DATA, -FI_EOPNOTSUPP,
+				    "collective: datatype %s not supported\n",
+				    fi_tostr(&a->datatype, FI_TYPE_ATOMIC_TYPE));
+	if (reduce && !gba_coll_reduce_valid(a->datatype, a->op))
+		return GBA_WARN_RET(FI_LOG_EP_DATA, -FI_EOPNOTSUPP,
+				    "collective: %s on %s not supported\n",
+				    fi_tostr(&a->op, FI_TYPE_ATOMIC_OP),
+				    fi_tostr(&a->datatype, FI_TYPE_ATOMIC_TYPE));
+	if (!a->count || a->count > GBA_MAX_MSG_SIZE / size)
+		return GBA_WARN_RET(FI_LOG_EP_DATA, -FI_EINVAL,
+				    "collective: count %zu (1..%zu)\n",
+				    a->count, GBA_MAX_MSG_SIZE / size);
+	gba_lock_acquire(&ep->lock);
+	mc = gba_mc_find(ep, coll_addr);
+	swc = mc ? mc->swc : NULL;
+	gba_lock_release(&ep->lock);
+	if (!swc)
+		return GBA_WARN_RET(FI_LOG_EP_DATA, -FI_EINVAL,
+				    "collective: coll_addr 0x%llx is not a "
+				    "collective this endpoint joined\n",
+				    (unsigned long long)coll_addr);
+	if (a->count > GBA_MAX_MSG_SIZE / size / mc->member_count)
+		return GBA_WARN_RET(FI_LOG_EP_DATA, -FI_EINVAL,
+				    "collective: count %zu too large for %u "
+				    "members\n",
+				    a->count, mc->member_count);
+	if ((!a->buf && (a->coll != FI_SCATTER || a->root_addr == FI_ADDR_NOTAVAIL)) ||
+	    (!a->result && a->coll != FI_BROADCAST && a->coll != FI_REDUCE &&
+	     a->coll != FI_GATHER))
+		return GBA_WARN_RET(FI_LOG_EP_DATA, -FI_EINVAL,
+				    "collective: NULL buffer\n");
+	return gba_swc_post(swc, a);
 }
 
-static ssize_t gba_no_allreduce(struct fid_ep *ep, const void *buf,
-				size_t count, void *desc, void *result,
-				void *result_desc, fi_addr_t coll_addr,
-				enum fi_datatype datatype, enum fi_op op,
-				uint64_t flags, void *context)
-{
-	return -FI_ENOSYS;
-}
-
-static ssize_t gba_no_reduce(struct fid_ep *ep, const void *buf, size_t count,
-			     void *desc, void *result, void *result_desc,
-			     fi_addr_t coll_addr, fi_addr_t root_addr,
-			     enum fi_datatype datatype, enum fi_op op,
+/*
+ * fi_broadcast(3): @count elements of @buf at member @root_addr are
+ * copied into @buf of every member.
+ */
+static ssize_t gba_broadcast(struct fid_ep *ep, void *buf, size_t count,
+			     void *desc, fi_addr_t coll_addr,
+			     fi_addr_t root_addr, enum fi_datatype datatype,
 			     uint64_t flags, void *context)
 {
-	return -FI_ENOSYS;
+	struct gba_swc_args a = {FI_BROADCAST, buf,	    buf,   count,
+				 datatype,     FI_NOOP,	    root_addr, 0,
+				 flags,	       context};
+
+	return gba_coll_post(ep, coll_addr, &a);
 }
 
-static ssize_t gba_no_scatter(struct fid_ep *ep, const void *buf, size_t count,
-			      void *desc, void *result, void *result_desc,
-			      fi_addr_t coll_addr, fi_addr_t root_addr,
-			      enum fi_datatype datatype, uint64_t flags,
-			      void *context)
+/*
+ * fi_alltoall(3): @buf holds @count elements, n blocks of count / n
+ * (count must be a multiple of the n members); block j goes to member
+ * j, whose @result receives it as its block i (i: the sender).
+ */
+static ssize_t gba_alltoall(struct fid_ep *ep, const void *buf, size_t count,
+			    void *desc, void *result, void *result_desc,
+			    fi_addr_t coll_addr, enum fi_datatype datatype,
+			    uint64_t flags, void *context)
 {
-	return -FI_ENOSYS;
+	struct gba_swc_args a = {FI_ALLTOALL, (void *)buf, result,
+				 count,	      datatype,	   FI_NOOP,
+				 FI_ADDR_NOTAVAIL, 0,	   flags,
+				 context};
+
+	return gba_coll_post(ep, coll_addr, &a);
 }
 
+/*
+ * fi_allreduce(3): @count elements of every member's @buf combined with
+ * @op (in member order) into every member's @result.
+ */
+static ssize_t gba_allreduce(struct fid_ep *ep, const void *buf, size_t count,
+			     void *desc, void *result, void *result_desc,
+			     fi_addr_t coll_addr, enum fi_datatype datatype,
+			     enum fi_op op, uint64_t flags, void *context)
+{
+	struct gba_swc_args a = {FI_ALLREDUCE, (void *)buf, result,
+				 count,	       datatype,    op,
+				 FI_ADDR_NOTAVAIL, 0,	    flags,
+				 context};
+
+	return gba_coll_post(ep, coll_addr, &a);
+}
+
+/*
+ * fi_allgather(3): @count elements of each member's @buf land at block
+ * i (member i) of every member's @result (n * count elements).
+ */
+static ssize_t gba_allgather(struct fid_ep *ep, const void *buf, size_t count,
+			     void *desc, void *result, void *result_desc,
+			     fi_addr_t coll_addr, enum fi_datatype datatype,
+			     uint64_t flags, void *context)
+{
+	struct gba_swc_args a = {FI_ALLGATHER, (void *)buf, result,
+				 count,	       datatype,    FI_NOOP,
+				 FI_ADDR_NOTAVAIL, 0,	    flags,
+				 context};
+
+	return gba_coll_post(ep, coll_addr, &a);
+}
+
+/*
+ * fi_reduce_scatter(3): @count elements (a multiple of n) of every
+ * member's @buf combined with @op; member i receives block i (count / n
+ * elements) in @result.
+ */
+static ssize_t gba_reduce_scatter(struct fid_ep *ep, const void *buf,
+				  size_t count, void *desc, void *result,
+				  void *result_desc, fi_addr_t coll_addr,
+				  enum fi_datatype datatype, enum fi_op op,
+				  uint64_t flags, void *context)
+{
+	struct gba_swc_args a = {FI_REDUCE_SCATTER, (void *)buf, result,
+				 count,		    datatype,	 op,
+				 FI_ADDR_NOTAVAIL,  0,		 flags,
+				 context};
+
+	return gba_coll_post(ep, coll_addr, &a);
+}
+
+/* fi_reduce(3): fi_allreduce whose result only @root_addr receives. */
+static ssize_t gba_reduce(struct fid_ep *ep, const void *buf, size_t count,
+			  void *desc, void *result, void *result_desc,
+			  fi_addr_t coll_addr, fi_addr_t root_addr,
+			  enum fi_datatype datatype, enum fi_op op,
+			  uint64_t flags, void *context)
+{
+	struct gba_swc_args a = {FI_REDUCE, (void *)buf, result, count,
+				 datatype,  op,		 root_addr, 0,
+				 flags,	    context};
+
+	return gba_coll_post(ep, coll_addr, &a);
+}
+
+/*
+ * fi_scatter(3): block i (@count elements) of @buf at @root_addr goes to
+ * member i's @result (@buf is ignored elsewhere).
+ */
+static ssize_t gba_scatter(struct fid_ep *ep, const void *buf, size_t count,
+			   void *desc, void *result, void *result_desc,
+			   fi_addr_t coll_addr, fi_addr_t root_addr,
+			   enum fi_datatype datatype, uint64_t flags,
+			   void *context)
+{
+	struct gba_swc_args a = {FI_SCATTER, (void *)buf, result, count,
+				 datatype,   FI_NOOP,	  root_addr, 0,
+				 flags,	     context};
+
+	return gba_coll_post(ep, coll_addr, &a);
+}
+
+/*
+ * fi_gather(3): @count elements of each member's @buf land at block i
+ * of @result at @root_addr.
+ */
+static ssize_t gba_gather(struct fid_ep *ep, const void *buf, size_t count,
+			  void *desc, void *result, void *result_desc,
+			  fi_addr_t coll_addr, fi_addr_t root_addr,
+			  enum fi_datatype datatype, uint64_t flags,
+			  void *context)
+{
+	struct gba_swc_args a = {FI_GATHER, (void *)buf, result, count,
+				 datatype,  FI_NOOP,	 root_addr, 0,
+				 flags,	    context};
+
+	return gba_coll_post(ep, coll_addr, &a);
+}
+
+/* fi_collective msg form (fi_collective(3) marks it experimental). */
 static ssize_t gba_no_msg(struct fid_ep *ep,
 			  const struct fi_msg_collective *msg,
 			  struct fi_ioc *resultv, void **result_desc,
@@ -479,43 +670,70 @@ static ssize_t gba_no_msg(struct fid_ep *ep,
 struct fi_ops_collective gba_ep_collective_ops = {
 	.size = sizeof(struct fi_ops_collective),
 	.barrier = gba_barrier,
-	.broadcast = gba_no_broadcast,
-	.alltoall = gba_no_alltoall,
-	.allreduce = gba_no_allreduce,
-	.allgather = gba_no_alltoall,
-	.reduce_scatter = gba_no_allreduce,
-	.reduce = gba_no_reduce,
-	.scatter = gba_no_scatter,
-	.gather = gba_no_scatter,
+	.broadcast = gba_broadcast,
+	.alltoall = gba_alltoall,
+	.allreduce = gba_allreduce,
+	.allgather = gba_allgather,
+	.reduce_scatter = gba_reduce_scatter,
+	.reduce = gba_reduce,
+	.scatter = gba_scatter,
+	.gather = gba_gather,
 	.msg = gba_no_msg,
 	.barrier2 = gba_barrier2,
 };
 
 /*
  * gba_query_collective - fi_query_collective(3).
- * @coll: FI_BARRIER is supported (on the device); everything else is
- *        -FI_ENOSYS in this release.
- * @attr: for FI_BARRIER, attr->op must be FI_NOOP (or 0 as left by
- *        callers that zero the struct); max_members is set to the
- *        device's limit (708) and mode to 0.
- * @flags: 0 (FI_SCATTER queries the scatter variants: -FI_ENOSYS).
+ * @coll: FI_BARRIER (device, else software), FI_BROADCAST, FI_ALLTOALL,
+ *        FI_ALLGATHER, FI_SCATTER, FI_GATHER (any datatype of the atomic
+ *        table, attr->op FI_NOOP), FI_ALLREDUCE, FI_REDUCE,
+ *        FI_REDUCE_SCATTER (attr->op FI_MIN..FI_BXOR as fi_atomic
+ *        supports them on the datatype).
+ * @attr: in: op and datatype; out: datatype_attr (count: elements one
+ *        call takes, size: element bytes), max_members, mode 0.
+ * @flags: 0, or FI_SCATTER with FI_REDUCE_SCATTER's table.
  * Returns 0, -FI_EINVAL (NULL attr), -FI_EOPNOTSUPP, -FI_ENOSYS.
  */
 int gba_query_collective(struct fid_domain *domain, enum fi_collective_op coll,
 			 struct fi_collective_attr *attr, uint64_t flags)
 {
+	size_t size;
+
 	if (!attr)
 		return GBA_WARN_RET(FI_LOG_DOMAIN, -FI_EINVAL,
 				    "fi_query_collective: NULL attr\n");
-	if (flags)
+	if (flags & ~FI_SCATTER)
 		return -FI_ENOSYS;
-	if (coll != FI_BARRIER)
-		return -FI_ENOSYS;
-	if (attr->op != FI_NOOP && attr->op != 0)
-		return -FI_EOPNOTSUPP;
-	attr->max_members = GBA_MAX_MEMBERS;
-	attr->mode = 0;
 	memset(&attr->datatype_attr, 0, sizeof(attr->datatype_attr));
+	attr->mode = 0;
+	attr->max_members = GBA_AV_MAX_SIZE;
+	switch (coll) {
+	case FI_BARRIER:
+		if (attr->op != FI_NOOP && attr->op != 0)
+			return -FI_EOPNOTSUPP;
+		return 0;
+	case FI_BROADCAST:
+	case FI_ALLTOALL:
+	case FI_ALLGATHER:
+	case FI_SCATTER:
+	case FI_GATHER:
+		if (attr->op != FI_NOOP)
+			return -FI_EOPNOTSUPP;
+		break;
+	case FI_ALLREDUCE:
+	case FI_REDUCE:
+	case FI_REDUCE_SCATTER:
+		if (!gba_coll_reduce_valid(attr->datatype, attr->op))
+			return -FI_EOPNOTSUPP;
+		break;
+	default:
+		return -FI_ENOSYS;
+	}
+	size = gba_atomic_dt_size(attr->datatype);
+	if (!size)
+		return -FI_EOPNOTSUPP;
+	attr->datatype_attr.size = size;
+	attr->datatype_attr.count = GBA_MAX_MSG_SIZE / size;
 	return 0;
 }
 
@@ -524,7 +742,10 @@ int gba_query_collective(struct fid_domain *domain, enum fi_collective_op coll,
 /* Leave @mc's group and free it (already off the endpoint's list). */
 static void gba_mc_free(struct gba_mc *mc)
 {
-	gba_group_leave(mc->grp);
+	if (mc->grp)
+		gba_group_leave(mc->grp);
+	if (mc->swc)
+		gba_swc_close(mc->swc);
 	atomic_fetch_sub(&mc->set->ref, 1);
 	free(mc);
 }
@@ -541,12 +762,11 @@ static int gba_mc_close(struct fid *fid)
 	struct gba_ep *ep = mc->ep;
 
 	gba_lock_acquire(&ep->lock);
-	if (mc->head != mc->tail) {
+	if (mc->head != mc->tail || gba_swc_busy(mc->swc)) {
 		gba_lock_release(&ep->lock);
 		return GBA_WARN_RET(FI_LOG_EP_CTRL, -FI_EBUSY,
-				    "collective has %llu barriers in flight: "
-				    "progress the CQ until they complete\n",
-				    (unsigned long long)(mc->tail - mc->head));
+				    "collective has operations in flight: "
+				    "progress the CQ until they complete\n");
 	}
 	TAILQ_REMOVE(&ep->mcs, mc, entry);
 	gba_lock_release(&ep->lock);
@@ -714,18 +934,9 @@ static int gba_join_check(struct gba_ep *ep, const void *addr, uint64_t flags,
 		return GBA_WARN_RET(FI_LOG_EP_CTRL, -FI_EINVAL,
 				    "fi_join_collective: the set's AV is not "
 				    "the endpoint's\n");
-	if (!set->count || set->count > GBA_MAX_MEMBERS)
+	if (!set->count)
 		return GBA_WARN_RET(FI_LOG_EP_CTRL, -FI_EINVAL,
-				    "fi_join_collective: %zu members; the "
-				    "device takes 1..%d per group (larger "
-				    "sets need the software barrier, not in "
-				    "this release)\n",
-				    set->count, GBA_MAX_MEMBERS);
-	if (!gba_params.offload)
-		return GBA_WARN_RET(FI_LOG_EP_CTRL, -FI_EOPNOTSUPP,
-				    "fi_join_collective: FI_GBA_OFFLOAD=0 "
-				    "and the software barrier is not in this "
-				    "release\n");
+				    "fi_join_collective: empty AV set\n");
 	*setp = set;
 	return 0;
 }
@@ -736,6 +947,65 @@ static uint32_t gba_mc_spin_polls(uint32_t members)
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 
 	return cpus > 0 && members > (uint32_t)cpus ? 1 : GBA_SPIN_POLLS;
+}
+
+/* Joins whose barrier runs in software, by reason (fi_gba(7)). */
+static atomic_ulong gba_sw_joins_offload, gba_sw_joins_nodev,
+	gba_sw_joins_nospc, gba_sw_joins_members;
+
+/*
+ * Attach to the device group of @gattr, or decide that the barrier runs
+ * in software (*@grp NULL, logged): FI_GBA_OFFLOAD=0, more members than
+ * the device takes, no device, or every hardware group in use.  Every
+ * member of a set meets the same conditions (same parameters, same
+ * device), so all of them decide alike.  Returns 0 or a negative -FI_E*
+ * for other device errors (-FI_EADDRINUSE: that member is attached).
+ */
+static int gba_join_device(struct gba_ep *ep, struct gba_group_attr *gattr,
+			   struct gba_group **grp)
+{
+	struct gba_dev *dev;
+	int ret;
+
+	*grp = NULL;
+	if (!gba_params.offload) {
+		atomic_fetch_add(&gba_sw_joins_offload, 1);
+		FI_INFO(&gba_prov, FI_LOG_EP_CTRL,
+			"barrier in software: FI_GBA_OFFLOAD=0\n");
+		return 0;
+	}
+	if (gattr->member_count > GBA_MAX_MEMBERS) {
+		atomic_fetch_add(&gba_sw_joins_members, 1);
+		FI_INFO(&gba_prov, FI_LOG_EP_CTRL,
+			"barrier in software: %u members (the device takes "
+			"%d)\n",
+			gattr->member_count, GBA_MAX_MEMBERS);
+		return 0;
+	}
+	ret = gba_domain_dev(ep->domain, &dev);
+	if (ret) {
+		atomic_fetch_add(&gba_sw_joins_nodev, 1);
+		FI_WARN(&gba_prov, FI_LOG_EP_CTRL,
+			"barrier in software: no GBA device (%s)\n",
+			fi_strerror(-ret));
+		return 0;
+	}
+	ret = gba_group_join(dev, gattr, grp);
+	if (ret == -ENOSPC) {
+		*grp = NULL;
+		atomic_fetch_add(&gba_sw_joins_nospc, 1);
+		FI_WARN(&gba_prov, FI_LOG_EP_CTRL,
+			"barrier in software: all hardware groups in use\n");
+		return 0;
+	}
+	if (ret) {
+		*grp = NULL;
+		return GBA_WARN_RET(FI_LOG_EP_CTRL, gba_errno_to_fi(ret),
+				    "fi_join_collective: device group for %u "
+				    "members: %s\n",
+				    gattr->member_count, strerror(-ret));
+	}
+	return 0;
 }
 
 /* Queue FI_JOIN_COMPLETE for @mc on the endpoint's EQ. */
@@ -773,18 +1043,12 @@ int gba_ep_join(struct fid_ep *ep_fid, const void *addr, uint64_t flags,
 	struct gba_join_count *jc = NULL;
 	struct gba_addr *addrs = NULL;
 	struct gba_av_set *set;
-	struct gba_dev *dev;
 	struct gba_mc *mc;
 	int ret;
 
 	ret = gba_join_check(ep, addr, flags, mcp, &set);
 	if (ret)
 		return ret;
-	ret = gba_domain_dev(ep->domain, &dev);
-	if (ret)
-		return GBA_WARN_RET(FI_LOG_EP_CTRL, ret,
-				    "fi_join_collective: no GBA device: %s\n",
-				    fi_strerror(-ret));
 	mc = calloc(1, sizeof(*mc));
 	if (!mc)
 		return -FI_ENOMEM;
@@ -803,16 +1067,13 @@ int gba_ep_join(struct fid_ep *ep_fid, const void *addr, uint64_t flags,
 	if (ret)
 		goto err_free;
 
-	ret = gba_group_join(dev, &gattr, &mc->grp);
+	ret = gba_join_device(ep, &gattr, &mc->grp);
+	if (!ret)
+		ret = gba_swc_open(ep, gattr.key, set, gattr.member_id,
+				   &mc->swc);
 	if (ret) {
-		ret = GBA_WARN_RET(FI_LOG_EP_CTRL, gba_errno_to_fi(ret),
-				   "fi_join_collective: device group for %u "
-				   "members: %s%s\n",
-				   gattr.member_count, strerror(-ret),
-				   ret == -ENOSPC
-					   ? " (all hardware groups in use; "
-					     "close a collective first)"
-					   : "");
+		if (mc->grp)
+			gba_group_leave(mc->grp);
 		gba_lock_acquire(&ep->lock);
 		jc->joins--;
 		gba_lock_release(&ep->lock);
@@ -844,8 +1105,9 @@ int gba_ep_join(struct fid_ep *ep_fid, const void *addr, uint64_t flags,
 				    "fi_join_collective: EQ full\n");
 	}
 	FI_INFO(&gba_prov, FI_LOG_EP_CTRL,
-		"joined collective: member %u of %u, key 0x%llx\n",
-		mc->member_id, mc->member_count, (unsigned long long)gattr.key);
+		"joined collective: member %u of %u, key 0x%llx, barrier %s\n",
+		mc->member_id, mc->member_count, (unsigned long long)gattr.key,
+		mc->grp ? "on the device" : "in software");
 	*mcp = &mc->mc_fid;
 	return 0;
 

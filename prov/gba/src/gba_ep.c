@@ -155,6 +155,8 @@ void gba_ep_progress(struct gba_ep *ep)
 	if (ep->fab) {
 		token = gba_ep_data_lock(ep);
 		gba_fab_progress(ep->fab);
+		if (!LIST_EMPTY(&ep->swcs))
+			gba_swc_progress(ep);
 		gba_ep_data_unlock(ep, token);
 	}
 	if (atomic_load_explicit(&ep->pending, memory_order_relaxed))

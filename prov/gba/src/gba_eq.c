@@ -145,7 +145,8 @@ int gba_eq_write_error(struct gba_eq *eq, fid_t fid, void *context,
 
 /*
  * gba_eq_read - fi_eq_read(3).
- * @event: receives the event type; @buf/@len: receives the event data.
+ * @event: receives the event type; @buf/@len: receives the event data
+ * (@buf NULL and @len 0: the event type only, its data is dropped).
  * @flags: 0 or FI_PEEK (leave the event queued).
  * Returns the number of bytes written to @buf, -FI_EAGAIN (empty),
  * -FI_EAVAIL (an error is at the head: use fi_eq_readerr), -FI_ETOOSMALL
@@ -172,6 +173,14 @@ static ssize_t gba_eq_read(struct fid_eq *eq_fid, uint32_t *event, void *buf,
 		ret = -FI_EAGAIN;
 	} else if (ev->is_err) {
 		ret = -FI_EAVAIL;
+	} else if (!buf && !len) {
+		/* event only (libfabric's util EQs allow it): data dropped */
+		*event = ev->event;
+		ret = 0;
+		if (!(flags & FI_PEEK))
+			gba_eq_unlink(eq, NULL, ev);
+		else
+			ev = NULL;
 	} else if (len < ev->len) {
 		FI_WARN(&gba_prov, FI_LOG_EQ,
 			"fi_eq_read: buffer of %zu bytes, event %u needs %zu\n",

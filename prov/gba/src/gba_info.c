@@ -502,7 +502,7 @@ static uint64_t gba_info_caps(uint64_t hint_caps)
 	uint64_t caps;
 
 	if (!(hint_caps & (GBA_PRIMARY_CAPS | GBA_DIRECTION_CAPS)))
-		return GBA_CAPS;
+		return (GBA_CAPS & ~FI_REMOTE_COMM) | (hint_caps & FI_REMOTE_COMM);
 	caps = hint_caps & (GBA_PRIMARY_CAPS | GBA_DIRECTION_CAPS);
 	if (!(caps & GBA_DIRECTION_CAPS)) {
 		if (caps & (FI_MSG | FI_TAGGED))

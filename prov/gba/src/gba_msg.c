@@ -186,10 +186,15 @@ static void gba_rx_entry_put(struct gba_ep *ep, struct gba_rx_entry *re)
 void gba_msg_arrived(struct gba_ep *ep, struct gba_fab_rx *rx)
 {
 	bool tagged = rx->flags & GBA_WIRE_TAGGED;
-	fi_addr_t src = gba_peer_src(ep, &rx->src);
+	fi_addr_t src;
 	struct gba_rx_entry *re;
 	struct gba_unexp *u;
 
+	if (rx->flags & GBA_WIRE_COLL) {
+		gba_swc_arrived(ep, rx);
+		return;
+	}
+	src = gba_peer_src(ep, &rx->src);
 	TAILQ_FOREACH(re, &ep->posted[tagged], entry) {
 		if (!gba_msg_match(re, src, rx->tag))
 			continue;

@@ -94,11 +94,17 @@ static void gba_peer_complete_cb(void *ctx, uint64_t cookie, int status)
 {
 	struct gba_ep *ep = ctx;
 	struct gba_tx_req *req = (struct gba_tx_req *)(uintptr_t)cookie;
+	struct gba_swc_op *coll_op = req->coll_op;
 	void *context = req->context;
 	uint64_t flags = req->flags;
 	enum gba_cntr_slot slot = req->slot;
 	size_t len = req->len;
 
+	if (coll_op) {
+		gba_tx_req_put(ep, req);
+		gba_swc_send_done(ep, coll_op, status);
+		return;
+	}
 	if (req->bounce) {
 		if (!status)
 			gba_tx_req_scatter(req);
@@ -193,6 +199,8 @@ int gba_peer_open(struct gba_ep *ep)
 		goto err;
 	ep->peer_cache_dest = FI_ADDR_NOTAVAIL;
 	ep->src_cache_key = 0;
+	LIST_INIT(&ep->swcs);
+	TAILQ_INIT(&ep->swc_orphans);
 
 	ret = gba_fab_ep_open(&attr, &ep->fab);
 	if (ret) {
@@ -219,6 +227,7 @@ void gba_peer_close(struct gba_ep *ep)
 	if (!ep->fab)
 		return;
 	gba_msg_fini(ep);
+	gba_swc_fini(ep);
 	gba_fab_ep_close(ep->fab);
 	ep->fab = NULL;
 	for (i = 0; i < GBA_TX_SIZE; i++)
@@ -285,6 +294,7 @@ struct gba_tx_req *gba_tx_req_get(struct gba_ep *ep)
 
 void gba_tx_req_put(struct gba_ep *ep, struct gba_tx_req *req)
 {
+	req->coll_op = NULL;
 	req->next_free = ep->tx_free;
 	ep->tx_free = req;
 }
