@@ -310,25 +310,46 @@ static void backlog_flush(struct gba_fab_ep *ep)
 
 /* ---- Dead peers ---------------------------------------------------------- */
 
-/* Fail every operation outstanding at a peer that died or closed. */
+/* 1 if @peer's endpoint closed or its process died. */
+static int peer_gone(const struct gba_fab_peer *peer)
+{
+	if (!peer->map_len)
+		return 0; /* ourselves */
+	return !atomic_load_explicit(&peer->ring->open, memory_order_acquire) ||
+	       !gba_proc_slot_alive(peer->ring->owner_slot);
+}
+
+/* Mark @peer dead and fail every operation outstanding there. */
+static void peer_died(struct gba_fab_ep *ep, struct gba_fab_peer *peer)
+{
+	uint32_t i;
+
+	peer->dead = true;
+	for (i = 0; i < ep->max_ops && peer->nops; i++)
+		if (ep->optab[i].peer == peer)
+			gba_fab_op_finish(ep, &ep->optab[i], -EPIPE);
+}
+
+/*
+ * Fail every operation outstanding at a peer that died or closed, and
+ * drop the answers waiting for such a peer's queue (it will never make
+ * room, and the backlog is retried in order: it would hold up the
+ * answers to everybody else).
+ */
 static void check_peers(struct gba_fab_ep *ep)
 {
 	struct gba_fab_peer *peer, *tmp;
-	uint32_t i;
+	struct gba_fab_backlog *bl;
 
 	HASH_ITER(hh, ep->peers, peer, tmp)
 	{
-		if (!peer->nops || peer->dead || !peer->map_len)
+		if (!peer->nops || peer->dead || !peer_gone(peer))
 			continue;
-		if (atomic_load_explicit(&peer->ring->open,
-					 memory_order_acquire) &&
-		    gba_proc_slot_alive(peer->ring->owner_slot))
-			continue;
-		peer->dead = true;
-		for (i = 0; i < ep->max_ops && peer->nops; i++)
-			if (ep->optab[i].peer == peer)
-				gba_fab_op_finish(ep, &ep->optab[i], -EPIPE);
+		peer_died(ep, peer);
 	}
+	for (bl = ep->backlog; bl; bl = bl->next)
+		if (!bl->peer->dead && peer_gone(bl->peer))
+			peer_died(ep, bl->peer);
 }
 
 /* ---- Progress ------------------------------------------------------------ */
@@ -356,7 +377,7 @@ int gba_fab_progress(struct gba_fab_ep *ep)
 	}
 	if (ep->backlog)
 		backlog_flush(ep);
-	if (n || !ep->nops || (++ep->idle_polls & 1023))
+	if (n || (!ep->nops && !ep->backlog) || (++ep->idle_polls & 1023))
 		return n;
 	now = gba_now_ns();
 	if (now - ep->last_check_ns >= GBA_FAB_CHECK_NS) {

@@ -234,8 +234,9 @@ static int rma(struct gba_fab_ep *ep, struct gba_fab_peer *peer, bool put,
 		if ((size_t)len > GBA_FAB_INLINE)
 			slot->hdr.xflags = GBA_FAB_X_LARGE;
 		slot->hdr.iov_count = (uint8_t)count;
-		memcpy(slot->payload, iov, count * sizeof(*iov));
-		if (!put) {
+		if (count) /* a zero-length get may have no iov at all */
+			memcpy(slot->payload, iov, count * sizeof(*iov));
+		if (!put && count) {
 			op->iov_count = (uint8_t)count;
 			memcpy(op->iov, iov, count * sizeof(*iov));
 		}

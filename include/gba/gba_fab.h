@@ -234,8 +234,9 @@ size_t gba_fab_atomic_max_count(size_t elem_size, int compare);
 /*
  * gba_fab_progress - execute the messages and requests that arrived,
  * deliver completions, retry answers waiting for room in a peer's
- * queue, and (every few milliseconds while operations are outstanding)
- * fail the operations of peers that died.  Returns the number of
+ * queue, and (every few milliseconds while operations or answers are
+ * outstanding) fail the operations of peers that died and drop the
+ * answers waiting for their queues.  Returns the number of
  * queue entries handled (0: nothing arrived).  Hot path: when idle, one
  * load of the next slot, no syscall.
  */
