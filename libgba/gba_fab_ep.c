@@ -12,6 +12,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -21,6 +22,13 @@
 
 /* Check dead peers at most this often while operations are outstanding. */
 #define GBA_FAB_CHECK_NS (20ULL * 1000 * 1000)
+/*
+ * Idle progress calls between two sched_yield: a long spin normally, a
+ * short one once the endpoint talks to more processes than there are
+ * online CPUs (they cannot all run at once).
+ */
+#define GBA_FAB_YIELD_POLLS 4096
+#define GBA_FAB_YIELD_POLLS_BUSY 16
 /* Entries one progress call handles at most (bounded latency). */
 #define GBA_FAB_PROGRESS_BUDGET 64
 
@@ -69,6 +77,10 @@ int gba_fab_ep_open(const struct gba_fab_ep_attr *attr,
 							     : GBA_FAB_OP_NONE;
 	ep->free_op = 0;
 	ep->backlog_tail = &ep->backlog;
+	ep->ncpus = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN);
+	if (!ep->ncpus)
+		ep->ncpus = 1;
+	ep->yield_polls = GBA_FAB_YIELD_POLLS;
 
 	gba_fab_ring_reap();
 	ret = gba_fab_ring_create(&ep->addr, nslots, &ep->rx, &ep->rx_len);
@@ -148,6 +160,8 @@ int gba_fab_peer_get(struct gba_fab_ep *ep, const struct gba_addr *addr,
 		}
 	}
 	HASH_ADD(hh, ep->peers, key, sizeof(peer->key), peer);
+	if (HASH_COUNT(ep->peers) + 1 > ep->ncpus)
+		ep->yield_polls = GBA_FAB_YIELD_POLLS_BUSY;
 	*peerp = peer;
 	return 0;
 }
@@ -377,7 +391,19 @@ int gba_fab_progress(struct gba_fab_ep *ep)
 	}
 	if (ep->backlog)
 		backlog_flush(ep);
-	if (n || (!ep->nops && !ep->backlog) || (++ep->idle_polls & 1023))
+	if (n) {
+		ep->idle_polls = 0;
+		return n;
+	}
+	/*
+	 * Nothing arrived.  The peers this endpoint waits for need the CPU
+	 * to answer: with more processes than cores (DESIGN.md section 3,
+	 * "Waiting") spinning starves them, so give the CPU away after a
+	 * spin (a short one when oversubscribed).
+	 */
+	if (++ep->idle_polls % ep->yield_polls == 0)
+		sched_yield();
+	if ((!ep->nops && !ep->backlog) || (ep->idle_polls & 1023))
 		return n;
 	now = gba_now_ns();
 	if (now - ep->last_check_ns >= GBA_FAB_CHECK_NS) {

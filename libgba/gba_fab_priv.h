@@ -194,7 +194,9 @@ struct gba_fab_ep {
 	size_t nops;
 	struct gba_fab_backlog *backlog, **backlog_tail;
 	size_t nbacklog;
-	uint32_t idle_polls;
+	uint32_t idle_polls;  /* progress calls since something arrived */
+	uint32_t yield_polls; /* idle calls between two sched_yield */
+	uint32_t ncpus;	      /* online CPUs */
 	uint64_t last_check_ns;
 };
 

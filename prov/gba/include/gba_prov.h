@@ -665,8 +665,15 @@ bool gba_ep_tx_has_space(struct gba_ep *ep);
  */
 int gba_ep_target(struct gba_ep *ep, fi_addr_t dest, struct gba_ep **target);
 
-/* The gba endpoint behind @ep_fid, or NULL (logged) if it is not one. */
+/*
+ * The gba endpoint behind @ep_fid (an endpoint or an alias of one), or
+ * NULL (logged) if it is not one.
+ */
 struct gba_ep *gba_ep_of(struct fid_ep *ep_fid);
+/* Default transmit (@tx) or receive op flags of @ep_fid (alias or ep). */
+uint64_t gba_ep_op_flags(struct fid_ep *ep_fid, bool tx);
+/* Default op flags the non-msg verbs honour. */
+#define GBA_EP_TX_OPFLAGS (FI_COMPLETION | FI_TRIGGER)
 
 /* ---- Data path to peers (gba_peer.c) ----------------------------------- */
 
@@ -703,6 +710,8 @@ void gba_peer_close(struct gba_ep *ep);
  */
 int gba_peer_get(struct gba_ep *ep, fi_addr_t dest,
 		 struct gba_fab_peer **peer);
+/* gba_peer_get without the lock held: 0 if @dest is reachable now. */
+int gba_peer_check(struct gba_ep *ep, fi_addr_t dest);
 /* fi_addr of message source @src in @ep's AV (FI_ADDR_NOTAVAIL). */
 fi_addr_t gba_peer_src(struct gba_ep *ep, const struct gba_addr *src);
 /* Take / return a transmit request (ep->lock held); NULL if none left. */

@@ -635,6 +635,8 @@ static ssize_t gba_atomic_trigger(struct gba_ep *ep,
 	if (ret)
 		return ret;
 	ret = gba_ep_target(ep, a->dest, &peer);
+	if (ret == -FI_EHOSTUNREACH) /* another process: the engine's */
+		ret = gba_peer_check(ep, a->dest);
 	if (ret)
 		return ret;
 	at = calloc(1, sizeof(*at));
@@ -691,12 +693,13 @@ static ssize_t gba_atomic_post(struct fid_ep *ep_fid, struct gba_atomic_op *a)
 	return gba_atomic_do(ep, a, elems);
 }
 
-/* Flags of the non-msg verbs: the endpoint's FI_COMPLETION. */
+/*
+ * Flags of the non-msg verbs: FI_COMPLETION and FI_TRIGGER of the
+ * endpoint's (or alias's) default op flags.
+ */
 static inline uint64_t gba_atomic_opflags(struct fid_ep *ep_fid)
 {
-	struct gba_ep *ep = gba_ep_of(ep_fid);
-
-	return ep ? ep->tx_op_flags & FI_COMPLETION : 0;
+	return gba_ep_op_flags(ep_fid, true) & GBA_EP_TX_OPFLAGS;
 }
 
 /*

@@ -393,8 +393,9 @@ static ssize_t gba_barrier(struct fid_ep *ep_fid, fi_addr_t coll_addr,
 
 	if (!ep)
 		return -FI_EINVAL;
-	return gba_barrier_post(ep, coll_addr, ep->tx_op_flags & FI_COMPLETION,
-				context);
+	return gba_barrier2(ep_fid, coll_addr,
+			    gba_ep_op_flags(ep_fid, true) & GBA_EP_TX_OPFLAGS,
+			    context);
 }
 
 /*

@@ -27,9 +27,25 @@ static LIST_HEAD(, gba_ep)
 
 static struct fi_ops gba_ep_fi_ops;
 
+static struct fi_ops gba_alias_fi_ops;
+
+/*
+ * An alias of an endpoint (fi_ep_alias(3), FI_ALIAS): the same endpoint
+ * reached through another fid whose default op flags differ.
+ */
+struct gba_ep_alias {
+	struct fid_ep ep_fid;
+	struct gba_ep *ep;
+	uint64_t tx_op_flags;
+	uint64_t rx_op_flags;
+};
+
 /* gba_ep_of - the gba endpoint behind @ep_fid, or NULL (see gba_prov.h). */
 struct gba_ep *gba_ep_of(struct fid_ep *ep_fid)
 {
+	if (ep_fid && ep_fid->fid.fclass == FI_CLASS_EP &&
+	    ep_fid->fid.ops == &gba_alias_fi_ops)
+		return container_of(ep_fid, struct gba_ep_alias, ep_fid)->ep;
 	if (!ep_fid || ep_fid->fid.fclass != FI_CLASS_EP ||
 	    ep_fid->fid.ops != &gba_ep_fi_ops) {
 		FI_WARN(&gba_prov, FI_LOG_EP_DATA, "not a gba endpoint: %p\n",
@@ -37,6 +53,76 @@ struct gba_ep *gba_ep_of(struct fid_ep *ep_fid)
 		return NULL;
 	}
 	return container_of(ep_fid, struct gba_ep, ep_fid);
+}
+
+/*
+ * gba_ep_op_flags - the default op flags of the verbs called on @ep_fid
+ * (an endpoint or an alias): transmit (@tx) or receive flags.
+ */
+uint64_t gba_ep_op_flags(struct fid_ep *ep_fid, bool tx)
+{
+	struct gba_ep_alias *alias;
+	struct gba_ep *ep;
+
+	if (ep_fid && ep_fid->fid.ops == &gba_alias_fi_ops) {
+		alias = container_of(ep_fid, struct gba_ep_alias, ep_fid);
+		return tx ? alias->tx_op_flags : alias->rx_op_flags;
+	}
+	ep = gba_ep_of(ep_fid);
+	if (!ep)
+		return 0;
+	return tx ? ep->tx_op_flags : ep->rx_op_flags;
+}
+
+/* fi_close(3) of an alias: the endpoint stays. */
+static int gba_alias_close(struct fid *fid)
+{
+	struct gba_ep_alias *alias =
+		container_of(fid, struct gba_ep_alias, ep_fid.fid);
+
+	atomic_fetch_sub(&alias->ep->ref, 1);
+	free(alias);
+	return 0;
+}
+
+static struct fi_ops gba_alias_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = gba_alias_close,
+	.bind = gba_no_bind,
+	.control = gba_no_control,
+	.ops_open = gba_no_ops_open,
+};
+
+/*
+ * FI_ALIAS (fi_ep_alias(3)): @arg is a struct fi_alias; flags FI_TRANSMIT
+ * and/or FI_RECV select which default op flags the alias carries (the
+ * other bits of flags).  Returns 0, -FI_EINVAL, -FI_ENOMEM.
+ */
+static int gba_ep_alias(struct gba_ep *ep, struct fi_alias *arg)
+{
+	uint64_t dir, flags;
+	struct gba_ep_alias *alias;
+
+	if (!arg || !arg->fid)
+		return GBA_WARN_RET(FI_LOG_EP_CTRL, -FI_EINVAL,
+				    "FI_ALIAS: NULL argument\n");
+	dir = arg->flags & (FI_TRANSMIT | FI_RECV);
+	flags = arg->flags & ~(FI_TRANSMIT | FI_RECV);
+	if (!dir)
+		return GBA_WARN_RET(FI_LOG_EP_CTRL, -FI_EINVAL,
+				    "FI_ALIAS: flags need FI_TRANSMIT and/or "
+				    "FI_RECV\n");
+	alias = calloc(1, sizeof(*alias));
+	if (!alias)
+		return -FI_ENOMEM;
+	alias->ep_fid = ep->ep_fid;
+	alias->ep_fid.fid.ops = &gba_alias_fi_ops;
+	alias->ep = ep;
+	alias->tx_op_flags = dir & FI_TRANSMIT ? flags : ep->tx_op_flags;
+	alias->rx_op_flags = dir & FI_RECV ? flags : ep->rx_op_flags;
+	atomic_fetch_add(&ep->ref, 1);
+	*arg->fid = &alias->ep_fid.fid;
+	return 0;
 }
 
 /* True if @a and @b name the same endpoint (fields of a canonical copy). */
@@ -401,6 +487,8 @@ static int gba_ep_control(struct fid *fid, int command, void *arg)
 		ret = gba_ep_enable(ep);
 		gba_lock_release(&ep->lock);
 		return ret;
+	case FI_ALIAS:
+		return gba_ep_alias(ep, arg);
 	case FI_GETOPSFLAG:
 	case FI_SETOPSFLAG:
 		if (!arg)

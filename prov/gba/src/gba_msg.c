@@ -529,9 +529,8 @@ static ssize_t gba_msg_recv(struct fid_ep *ep_fid,
 
 static inline uint64_t gba_msg_rx_opflags(struct fid_ep *ep_fid)
 {
-	struct gba_ep *ep = gba_ep_of(ep_fid);
-
-	return ep ? ep->rx_op_flags & (FI_COMPLETION | FI_MULTI_RECV) : 0;
+	return gba_ep_op_flags(ep_fid, false) &
+	       (FI_COMPLETION | FI_MULTI_RECV | FI_TRIGGER);
 }
 
 /* fi_recv(3): one buffer, any tag-less message from @src. */
@@ -717,9 +716,7 @@ static ssize_t gba_msg_send(struct fid_ep *ep_fid, const struct iovec *iov,
 
 static inline uint64_t gba_msg_tx_opflags(struct fid_ep *ep_fid)
 {
-	struct gba_ep *ep = gba_ep_of(ep_fid);
-
-	return ep ? ep->tx_op_flags & FI_COMPLETION : 0;
+	return gba_ep_op_flags(ep_fid, true) & GBA_EP_TX_OPFLAGS;
 }
 
 /* Check the flags of fi_sendmsg / fi_tsendmsg: 0 or -FI_EBADFLAGS. */

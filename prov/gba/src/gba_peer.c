@@ -266,6 +266,18 @@ int gba_peer_get(struct gba_ep *ep, fi_addr_t dest, struct gba_fab_peer **peer)
 	return 0;
 }
 
+int gba_peer_check(struct gba_ep *ep, fi_addr_t dest)
+{
+	struct gba_fab_peer *peer;
+	bool token;
+	int ret;
+
+	token = gba_ep_data_lock(ep);
+	ret = gba_peer_get(ep, dest, &peer);
+	gba_ep_data_unlock(ep, token);
+	return ret;
+}
+
 fi_addr_t gba_peer_src(struct gba_ep *ep, const struct gba_addr *src)
 {
 	uint64_t key = ((uint64_t)src->pid << 32) | src->ep_id;

@@ -275,6 +275,8 @@ static ssize_t gba_rma_trigger(struct gba_ep *ep, bool write,
 	if (ret)
 		return ret;
 	ret = gba_ep_target(ep, msg->addr, &peer);
+	if (ret == -FI_EHOSTUNREACH) /* another process: the engine's */
+		ret = gba_peer_check(ep, msg->addr);
 	if (ret)
 		return ret;
 	if (write && (flags & FI_INJECT))
@@ -370,9 +372,20 @@ static inline ssize_t gba_rma_contig(struct fid_ep *ep_fid, bool write,
 	ret = gba_rma_check(&iov, 1, &rma_iov, 1, &len);
 	if (ret)
 		return ret;
-	return gba_rma_do(ep, write, &iov, 1, dest, &rma_iov, len,
-			  flags | (ep->tx_op_flags & FI_COMPLETION), context,
-			  data);
+	flags |= gba_ep_op_flags(ep_fid, true) & GBA_EP_TX_OPFLAGS;
+	if (flags & FI_TRIGGER) /* an alias with FI_TRIGGER (fi_ep_alias) */
+		return gba_rma_msg(ep_fid, write,
+				   &(struct fi_msg_rma){
+					   .msg_iov = &iov,
+					   .iov_count = 1,
+					   .addr = dest,
+					   .rma_iov = &rma_iov,
+					   .rma_iov_count = 1,
+					   .context = context,
+					   .data = data},
+				   flags & ~GBA_FLAG_NO_CQ);
+	return gba_rma_do(ep, write, &iov, 1, dest, &rma_iov, len, flags,
+			  context, data);
 }
 
 /* Same for the vector verbs. */
@@ -396,8 +409,20 @@ static ssize_t gba_rma_vec(struct fid_ep *ep_fid, bool write,
 		return GBA_WARN_RET(FI_LOG_EP_DATA, -FI_EINVAL,
 				    "RMA: bad local iov\n");
 	rma_iov.len = (size_t)len;
+	if (gba_ep_op_flags(ep_fid, true) & FI_TRIGGER)
+		return gba_rma_msg(ep_fid, write,
+				   &(struct fi_msg_rma){
+					   .msg_iov = iov,
+					   .iov_count = count,
+					   .addr = dest,
+					   .rma_iov = &rma_iov,
+					   .rma_iov_count = 1,
+					   .context = context},
+				   gba_ep_op_flags(ep_fid, true) &
+					   GBA_EP_TX_OPFLAGS);
 	return gba_rma_do(ep, write, iov, count, dest, &rma_iov, (size_t)len,
-			  ep->tx_op_flags & FI_COMPLETION, context, 0);
+			  gba_ep_op_flags(ep_fid, true) & FI_COMPLETION,
+			  context, 0);
 }
 
 /*
