@@ -175,3 +175,39 @@ void gba_fab_ring_reap(void)
 	}
 	closedir(dir);
 }
+
+int gba_fab_ep_find(uint32_t ep_id, struct gba_addr *addr)
+{
+	char prefix[32];
+	unsigned uid, pid, id, found = 0, found_pid = 0;
+	struct dirent *de;
+	DIR *dir;
+	int n;
+
+	if (!addr)
+		return -EINVAL;
+	n = snprintf(prefix, sizeof(prefix), "gba-fab-%u-", (unsigned)getuid());
+	dir = opendir("/dev/shm");
+	if (!dir)
+		return -errno;
+	while ((de = readdir(dir))) {
+		if (strncmp(de->d_name, prefix, (size_t)n) ||
+		    sscanf(de->d_name, "gba-fab-%u-%u-%u", &uid, &pid, &id) != 3 ||
+		    id != ep_id || pid == (unsigned)getpid())
+			continue;
+		if (kill((pid_t)pid, 0) && errno == ESRCH)
+			continue; /* a crash leftover */
+		found++;
+		found_pid = pid;
+	}
+	closedir(dir);
+	if (found != 1)
+		return found ? -EADDRNOTAVAIL : -ENOENT;
+	memset(addr, 0, sizeof(*addr));
+	addr->magic = GBA_ADDR_MAGIC;
+	addr->version = GBA_ADDR_VERSION;
+	addr->pid = found_pid;
+	addr->ep_id = ep_id;
+	addr->host_id = gba_host_id();
+	return 0;
+}

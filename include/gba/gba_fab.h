@@ -168,6 +168,14 @@ int gba_fab_ep_open(const struct gba_fab_ep_attr *attr,
  */
 void gba_fab_ep_close(struct gba_fab_ep *ep);
 
+/*
+ * gba_fab_ep_find - the address of the one endpoint numbered @ep_id in
+ * another live process of this user on this host (how a service number
+ * names a peer when no address was exchanged).  Returns 0, -ENOENT (none),
+ * -EADDRNOTAVAIL (several: exchange addresses instead), -EINVAL.
+ */
+int gba_fab_ep_find(uint32_t ep_id, struct gba_addr *addr);
+
 /* gba_fab_ep_addr - the endpoint's address. */
 const struct gba_addr *gba_fab_ep_addr(const struct gba_fab_ep *ep);
 

@@ -307,8 +307,10 @@ Test(av, open_bad_args)
 	attr.type = (enum fi_av_type)9;
 	cr_expect_eq(fi_av_open(t_domain, &attr, &av, NULL), -FI_EINVAL);
 	attr.type = FI_AV_TABLE;
-	attr.name = "shared";
-	cr_expect_eq(fi_av_open(t_domain, &attr, &av, NULL), -FI_ENOSYS);
+	attr.name = "gba-av-test-nobody-created-this";
+	attr.flags = FI_READ;
+	cr_expect_eq(fi_av_open(t_domain, &attr, &av, NULL), -FI_ENOENT);
+	attr.flags = 0;
 	attr.name = NULL;
 	attr.rx_ctx_bits = 4;
 	cr_expect_eq(fi_av_open(t_domain, &attr, &av, NULL), -FI_ENOSYS);
@@ -513,4 +515,48 @@ Test(av_set, union_intersect_diff)
 	cr_expect_eq(fi_close(&b->fid), 0);
 	cr_expect_eq(fi_close(&c->fid), 0);
 	cr_expect_eq(fi_close(&t_av->fid), 0);
+}
+
+/* A named AV: another opener with FI_READ sees its entries, read-only. */
+Test(av, shared_named)
+{
+	struct fi_av_attr attr = {.type = FI_AV_TABLE}, rattr;
+	struct gba_addr a[3], got;
+	struct fid_av *av, *rav;
+	fi_addr_t fa[3], *map;
+	size_t len = sizeof(got);
+	char name[64];
+	int i;
+
+	snprintf(name, sizeof(name), "av-test-%d", (int)getpid());
+	attr.name = name;
+	cr_assert_eq(fi_av_open(t_domain, &attr, &av, NULL), 0);
+	for (i = 0; i < 3; i++)
+		a[i] = prov_addr(getpid(), 500 + (uint32_t)i);
+	cr_assert_eq(fi_av_insert(av, a, 3, fa, 0, NULL), 3);
+	cr_assert_eq(fi_av_remove(av, &fa[1], 1, 0), 0);
+
+	rattr = attr;
+	rattr.flags = FI_READ;
+	cr_assert_eq(fi_av_open(t_domain, &rattr, &rav, NULL), 0);
+	map = rattr.map_addr;
+	cr_assert_not_null(map);
+	cr_expect_eq(map[0], fa[0]);
+	cr_expect_eq(map[2], fa[2]);
+	cr_assert_eq(fi_av_lookup(rav, map[2], &got, &len), 0);
+	cr_expect_eq(memcmp(&got, &a[2], sizeof(got)), 0);
+	cr_expect_eq(fi_av_lookup(rav, map[1], &got, &len), -FI_EINVAL,
+		     "removed before the import");
+	/* an entry the creator adds later is seen by the reader */
+	cr_assert_eq(fi_av_insert(av, &a[1], 1, &fa[1], 0, NULL), 1);
+	cr_expect_eq(map[fa[1]], fa[1]);
+	cr_assert_eq(fi_av_lookup(rav, map[fa[1]], &got, &len), 0);
+	cr_expect_eq(memcmp(&got, &a[1], sizeof(got)), 0);
+	cr_expect_eq(fi_av_insert(rav, a, 1, fa, 0, NULL), -FI_EACCES,
+		     "read-only");
+	cr_expect_eq(fi_av_remove(rav, &map[0], 1, 0), -FI_EACCES);
+	cr_expect_eq(fi_close(&rav->fid), 0);
+	cr_expect_eq(fi_close(&av->fid), 0);
+	/* the creator's close removed the name */
+	cr_expect_eq(fi_av_open(t_domain, &rattr, &rav, NULL), -FI_ENOENT);
 }

@@ -16,6 +16,7 @@
  *   gba_mr.c      memory registration and key lookup
  *   gba_av.c      address vectors
  *   gba_av_set.c  AV sets
+ *   gba_av_shared.c named AVs shared between processes
  *   gba_ep.c      endpoint, binds, getname, control
  *   gba_rma.c     RMA (self path), immediate and triggered
  *   gba_atomic.c  atomics (self path), immediate and triggered, and
@@ -123,7 +124,7 @@ extern struct gba_params gba_params;
  * the emulated fabric only this host's (others: -FI_EHOSTUNREACH).
  * Returned when asked for (Open MPI's MTL-OFI asks).
  */
-#define GBA_DOMAIN_CAPS (FI_LOCAL_COMM | FI_REMOTE_COMM)
+#define GBA_DOMAIN_CAPS (FI_LOCAL_COMM | FI_REMOTE_COMM | FI_SHARED_AV)
 #define GBA_CAPS (GBA_TX_CAPS | GBA_RX_CAPS | GBA_DOMAIN_CAPS)
 
 /*
@@ -522,7 +523,29 @@ struct gba_av {
 	struct gba_av_entry *rmap;    /* uthash by address */
 	struct gba_eq *eq;	      /* FI_EVENT */
 	_Atomic uint64_t gen;	      /* bumped by removals (peer caches) */
+	/* Named AV (gba_av_shared.c) */
+	char *shm_name;		/* "/gba-av-<uid>-<name>", NULL if unnamed */
+	struct gba_av_shm *shm; /* the creator's table */
+	size_t shm_len;
+	bool shm_owner;
+	size_t shm_seen;     /* FI_READ: table entries imported */
+	fi_addr_t *map_addr; /* FI_READ: attr->map_addr */
 };
+
+/* Insert @addr at index @i (lock held).  0, -FI_EALREADY, -FI_ENOMEM. */
+int gba_av_insert_at(struct gba_av *av, size_t i, const struct gba_addr *addr);
+/*
+ * Named AVs (gba_av_shared.c): create the shared table (no FI_READ) or
+ * import it (FI_READ, attr->map_addr set).  0, -FI_ENOENT (FI_READ of a
+ * name nobody created), -FI_EINVAL, -FI_ENOMEM.
+ */
+int gba_av_shared_open(struct gba_av *av, struct fi_av_attr *attr);
+/* Record entry @index (@addr NULL: removed) in the creator's table. */
+void gba_av_shared_set(struct gba_av *av, size_t index,
+		       const struct gba_addr *addr);
+void gba_av_shared_close(struct gba_av *av);
+/* FI_READ AV: import what the creator added since; true if anything. */
+bool gba_av_shared_refresh(struct gba_av *av);
 
 /*
  * Resolve @fi_addr to its address.  Returns NULL for FI_ADDR_NOTAVAIL,
@@ -946,6 +969,13 @@ int gba_info_check(uint32_t version, const struct fi_info *info);
  * ep to 0 = "any").  Returns 0 or -FI_EINVAL.
  */
 int gba_resolve(const char *node, const char *service, struct gba_addr *addr);
+/*
+ * Same for a destination: a service "<ep>" without a process names the
+ * one endpoint <ep> of another live process of this host.  0 or
+ * -FI_EINVAL (logged).
+ */
+int gba_resolve_dest(const char *node, const char *service,
+		     struct gba_addr *addr);
 /* Threading models that need internal locks. */
 bool gba_threading_locks(enum fi_threading threading);
 

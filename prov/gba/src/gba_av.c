@@ -45,9 +45,15 @@ const struct gba_addr *gba_av_addr(struct gba_av *av, fi_addr_t fi_addr)
 {
 	struct gba_av_entry *e;
 
-	if (!av || fi_addr == FI_ADDR_NOTAVAIL ||
-	    fi_addr >= __atomic_load_n(&av->count, __ATOMIC_ACQUIRE))
+	if (!av || fi_addr == FI_ADDR_NOTAVAIL)
 		return NULL;
+	if (fi_addr >= __atomic_load_n(&av->count, __ATOMIC_ACQUIRE) ||
+	    !gba_av_entry(av, fi_addr)->used) {
+		/* a shared AV opened FI_READ may have new entries */
+		if (!av->shm || av->shm_owner || !gba_av_shared_refresh(av) ||
+		    fi_addr >= __atomic_load_n(&av->count, __ATOMIC_ACQUIRE))
+			return NULL;
+	}
 	e = gba_av_entry(av, fi_addr);
 	return e->used ? &e->addr : NULL;
 }
@@ -85,6 +91,30 @@ static int gba_av_reserve(struct gba_av *av, size_t i)
 	return 0;
 }
 
+/* gba_av_insert_at - see gba_prov.h (a shared AV's import). */
+int gba_av_insert_at(struct gba_av *av, size_t i, const struct gba_addr *addr)
+{
+	struct gba_av_entry *e, *dup = NULL;
+	int ret;
+
+	ret = gba_av_reserve(av, i);
+	if (ret)
+		return ret;
+	e = gba_av_entry(av, i);
+	if (e->used)
+		return -FI_EALREADY;
+	gba_av_canon(&e->addr, addr);
+	e->fi_addr = i;
+	HASH_FIND(hh, av->rmap, &e->addr, sizeof(e->addr), dup);
+	if (!dup)
+		HASH_ADD(hh, av->rmap, addr, sizeof(e->addr), e);
+	__atomic_store_n(&e->used, true, __ATOMIC_RELEASE);
+	if (i >= av->count)
+		__atomic_store_n(&av->count, i + 1, __ATOMIC_RELEASE);
+	av->live++;
+	return 0;
+}
+
 /* Insert one validated address; *fi_addr receives its index. */
 static int gba_av_insert_one(struct gba_av *av, const void *addr,
 			     fi_addr_t *fi_addr)
@@ -115,6 +145,7 @@ static int gba_av_insert_one(struct gba_av *av, const void *addr,
 	if (av->type == FI_AV_MAP)
 		av->free_hint = i + 1;
 	av->live++;
+	gba_av_shared_set(av, i, &e->addr);
 	*fi_addr = i;
 	return 0;
 }
@@ -192,6 +223,9 @@ static int gba_av_insert(struct fid_av *av_fid, const void *addr, size_t count,
 		sync_err = context;
 		memset(sync_err, 0, count * sizeof(*sync_err));
 	}
+	if (av->flags & FI_READ)
+		return GBA_WARN_RET(FI_LOG_AV, -FI_EACCES,
+				    "fi_av_insert: AV opened FI_READ\n");
 	if ((av->flags & FI_EVENT) && !av->eq)
 		return GBA_WARN_RET(FI_LOG_AV, -FI_ENOEQ,
 				    "fi_av_insert: FI_EVENT AV has no EQ "
@@ -249,7 +283,7 @@ static int gba_av_insertsvc(struct fid_av *av_fid, const char *node,
 	if (!node && !service)
 		return GBA_WARN_RET(FI_LOG_AV, -FI_EINVAL,
 				    "fi_av_insertsvc: no node or service\n");
-	if (gba_resolve(node, service, &addr)) {
+	if (gba_resolve_dest(node, service, &addr)) {
 		FI_WARN(&gba_prov, FI_LOG_AV,
 			"fi_av_insertsvc: cannot resolve \"%s\" \"%s\"\n",
 			node ? node : "", service ? service : "");
@@ -356,6 +390,9 @@ static int gba_av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr,
 			FI_LOG_AV, -FI_EBADFLAGS,
 			"fi_av_remove: flags 0x%llx not supported\n",
 			(unsigned long long)flags);
+	if (av->flags & FI_READ)
+		return GBA_WARN_RET(FI_LOG_AV, -FI_EACCES,
+				    "fi_av_remove: AV opened FI_READ\n");
 	gba_lock_acquire(&av->lock);
 	for (i = 0; i < count; i++) {
 		if (fi_addr[i] >= av->count ||
@@ -369,6 +406,7 @@ static int gba_av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr,
 		e = gba_av_entry(av, fi_addr[i]);
 		gba_av_rehash(av, e);
 		__atomic_store_n(&e->used, false, __ATOMIC_RELEASE);
+		gba_av_shared_set(av, fi_addr[i], NULL);
 		av->live--;
 		atomic_fetch_add_explicit(&av->gen, 1, memory_order_release);
 		if (av->type == FI_AV_MAP && fi_addr[i] < av->free_hint)
@@ -490,6 +528,7 @@ static int gba_av_close(struct fid *fid)
 	}
 	if (av->eq)
 		atomic_fetch_sub(&av->eq->ref, 1);
+	gba_av_shared_close(av);
 	HASH_CLEAR(hh, av->rmap);
 	for (i = 0; i < av->nchunks; i++)
 		free(av->chunks[i]);
@@ -523,10 +562,12 @@ static struct fi_ops_av gba_av_ops = {
  * gba_av_open - fi_av_open(3).
  * @attr: type (FI_AV_UNSPEC: the domain's av_type, else FI_AV_TABLE),
  *        count (initial size hint, at most GBA_AV_MAX_SIZE), flags
- *        (FI_EVENT, FI_SYMMETRIC accepted; FI_READ shared AVs not
- *        supported), rx_ctx_bits 0, name NULL (no shared named AVs),
- *        ep_per_node and map_addr ignored.
- * Returns 0, -FI_EINVAL, -FI_ENOSYS (name, rx_ctx_bits), -FI_ENOMEM.
+ *        (FI_EVENT, FI_SYMMETRIC; FI_READ opens the named AV another
+ *        process created, read-only), rx_ctx_bits 0, name (a named AV
+ *        shared between processes, see gba_av_shared.c; with FI_READ,
+ *        map_addr is set to its fi_addr array), ep_per_node ignored.
+ * Returns 0, -FI_EINVAL, -FI_ENOENT (FI_READ of an unknown name),
+ * -FI_ENOSYS (rx_ctx_bits), -FI_ENOMEM.
  */
 int gba_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,
 		struct fid_av **av_fid, void *context)
@@ -544,14 +585,13 @@ int gba_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,
 		return GBA_WARN_RET(FI_LOG_AV, -FI_EINVAL,
 				    "fi_av_open: invalid type %d\n",
 				    attr->type);
-	if (attr->flags & ~(FI_EVENT | FI_SYMMETRIC))
+	if (attr->flags & ~(FI_EVENT | FI_SYMMETRIC | FI_READ))
 		return GBA_WARN_RET(FI_LOG_AV, -FI_EINVAL,
 				    "fi_av_open: flags 0x%llx not supported\n",
 				    (unsigned long long)attr->flags);
-	if (attr->name)
-		return GBA_WARN_RET(FI_LOG_AV, -FI_ENOSYS,
-				    "fi_av_open: named (shared) AVs not "
-				    "supported\n");
+	if ((attr->flags & FI_READ) && !attr->name)
+		return GBA_WARN_RET(FI_LOG_AV, -FI_EINVAL,
+				    "fi_av_open: FI_READ needs a name\n");
 	if (attr->rx_ctx_bits)
 		return GBA_WARN_RET(FI_LOG_AV, -FI_ENOSYS,
 				    "fi_av_open: rx_ctx_bits %d: no scalable "
@@ -585,6 +625,19 @@ int gba_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,
 	atomic_init(&av->ref, 0);
 	/* Preallocate for the size hint (first chunk at least). */
 	gba_av_reserve(av, attr->count ? attr->count - 1 : 0);
+	if (attr->name) {
+		ret = gba_av_shared_open(av, attr);
+		if (ret) {
+			gba_av_shared_close(av);
+			for (size_t i = 0; i < av->nchunks; i++)
+				free(av->chunks[i]);
+			HASH_CLEAR(hh, av->rmap);
+			free(av->chunks);
+			gba_lock_destroy(&av->lock);
+			free(av);
+			return ret;
+		}
+	}
 	av->av_fid.fid.fclass = FI_CLASS_AV;
 	av->av_fid.fid.context = context;
 	av->av_fid.fid.ops = &gba_av_fi_ops;

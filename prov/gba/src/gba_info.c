@@ -31,8 +31,13 @@
 	 FI_REMOTE_WRITE)
 /* Secondary capabilities: always returned. */
 #define GBA_SECONDARY_CAPS                                                     \
-	(FI_TRIGGER | FI_LOCAL_COMM | FI_DIRECTED_RECV | FI_MULTI_RECV |       \
-	 FI_SOURCE | FI_RMA_EVENT | FI_FENCE)
+	(FI_TRIGGER | FI_LOCAL_COMM | FI_MULTI_RECV | FI_SOURCE | FI_FENCE)
+/*
+ * Secondary capabilities that change what the endpoint does (receives
+ * matched by source, remote events counted, ...): only when asked for.
+ */
+#define GBA_ASKED_CAPS                                                         \
+	(FI_DIRECTED_RECV | FI_RMA_EVENT | FI_REMOTE_COMM | FI_SHARED_AV)
 
 /* Tx/rx caps that older applications set on the wrong side; ignored. */
 #define GBA_IGNORED_TX_CAPS                                                    \
@@ -144,6 +149,32 @@ int gba_resolve(const char *node, const char *service, struct gba_addr *addr)
 	}
 	addr->pid = pid;
 	addr->ep_id = ep;
+	return 0;
+}
+
+/*
+ * gba_resolve_dest - gba_resolve for a destination: a service "<ep>"
+ * without a process names the one endpoint <ep> of another process of
+ * this host (fabtests' node/service mode), else this process's endpoint
+ * <ep>.  Returns 0 or -FI_EINVAL (several other processes have one).
+ */
+int gba_resolve_dest(const char *node, const char *service,
+		     struct gba_addr *addr)
+{
+	int ret = gba_resolve(node, service, addr);
+
+	if (ret || !service || !*service || strchr(service, '/') ||
+	    (node && !strncmp(node, "gba://", 6)))
+		return ret;
+	ret = gba_fab_ep_find(addr->ep_id, addr);
+	if (ret == -ENOENT)
+		return 0; /* none elsewhere: this process's endpoint <ep> */
+	if (ret)
+		return GBA_WARN_RET(FI_LOG_CORE, -FI_EINVAL,
+				    "service %s: more than one endpoint %u in "
+				    "other processes of this host (use "
+				    "\"<pid>/<ep>\" or exchange addresses)\n",
+				    service, addr->ep_id);
 	return 0;
 }
 
@@ -502,7 +533,8 @@ static uint64_t gba_info_caps(uint64_t hint_caps)
 	uint64_t caps;
 
 	if (!(hint_caps & (GBA_PRIMARY_CAPS | GBA_DIRECTION_CAPS)))
-		return (GBA_CAPS & ~FI_REMOTE_COMM) | (hint_caps & FI_REMOTE_COMM);
+		return (GBA_CAPS & ~GBA_ASKED_CAPS) |
+		       (hint_caps & GBA_ASKED_CAPS);
 	caps = hint_caps & (GBA_PRIMARY_CAPS | GBA_DIRECTION_CAPS);
 	if (!(caps & GBA_DIRECTION_CAPS)) {
 		if (caps & (FI_MSG | FI_TAGGED))
@@ -511,7 +543,7 @@ static uint64_t gba_info_caps(uint64_t hint_caps)
 			caps |= FI_READ | FI_WRITE | FI_REMOTE_READ |
 				FI_REMOTE_WRITE;
 	}
-	return caps | GBA_SECONDARY_CAPS | (hint_caps & FI_REMOTE_COMM);
+	return caps | GBA_SECONDARY_CAPS | (hint_caps & GBA_ASKED_CAPS);
 }
 
 /* malloc copy of @len bytes of @p; NULL when out of memory. */
@@ -630,7 +662,8 @@ static struct fi_info *gba_info_alloc(uint32_t version,
 	info->domain_attr->max_ep_srx_ctx = 0;
 	info->domain_attr->cntr_cnt = GBA_CNTR_CNT;
 	info->domain_attr->mr_iov_limit = GBA_MR_IOV_LIMIT;
-	info->domain_attr->caps = FI_LOCAL_COMM | (caps & FI_REMOTE_COMM);
+	info->domain_attr->caps =
+		FI_LOCAL_COMM | (caps & (FI_REMOTE_COMM | FI_SHARED_AV));
 	info->domain_attr->mode = 0;
 	info->domain_attr->max_err_data = GBA_MAX_ERR_DATA;
 	info->domain_attr->mr_cnt = GBA_MR_CNT;
@@ -705,7 +738,7 @@ int gba_getinfo(uint32_t version, const char *node, const char *service,
 						  node ? node : "",
 						  service ? service : "");
 		} else {
-			if (gba_resolve(node, service, &dest))
+			if (gba_resolve_dest(node, service, &dest))
 				return GBA_NODATA("cannot resolve destination "
 						  "%s/%s\n",
 						  node ? node : "",
