@@ -28,11 +28,11 @@
  * unusable afterwards and every later barrier on it completes with the
  * same error.  fi_close the multicast group and join again.
  *
- * Only FI_BARRIER is offered: the other collectives return -FI_ENOSYS
- * (fi_query_collective says so), as do joins beyond the device's limits
- * (more than 32 groups in use: -FI_ENOSPC; more than 708 members:
- * -FI_EINVAL) and, with FI_GBA_OFFLOAD=0, every join: the software
- * barrier over the fabric engine comes with the data path.
+ * The barrier runs in software over the fabric engine instead (a log
+ * line says why) when FI_GBA_OFFLOAD=0, when no device opens, when every
+ * hardware group is in use or beyond 708 members (gba_join_device).  The
+ * other collectives always run in software (gba_coll_sw.c, which also
+ * owns the software barrier): this file checks their arguments.
  */
 #include "config.h"
 
@@ -950,10 +950,6 @@ static uint32_t gba_mc_spin_polls(uint32_t members)
 	return cpus > 0 && members > (uint32_t)cpus ? 1 : GBA_SPIN_POLLS;
 }
 
-/* Joins whose barrier runs in software, by reason (fi_gba(7)). */
-static atomic_ulong gba_sw_joins_offload, gba_sw_joins_nodev,
-	gba_sw_joins_nospc, gba_sw_joins_members;
-
 /*
  * Attach to the device group of @gattr, or decide that the barrier runs
  * in software (*@grp NULL, logged): FI_GBA_OFFLOAD=0, more members than
@@ -970,13 +966,11 @@ static int gba_join_device(struct gba_ep *ep, struct gba_group_attr *gattr,
 
 	*grp = NULL;
 	if (!gba_params.offload) {
-		atomic_fetch_add(&gba_sw_joins_offload, 1);
 		FI_INFO(&gba_prov, FI_LOG_EP_CTRL,
 			"barrier in software: FI_GBA_OFFLOAD=0\n");
 		return 0;
 	}
 	if (gattr->member_count > GBA_MAX_MEMBERS) {
-		atomic_fetch_add(&gba_sw_joins_members, 1);
 		FI_INFO(&gba_prov, FI_LOG_EP_CTRL,
 			"barrier in software: %u members (the device takes "
 			"%d)\n",
@@ -985,7 +979,6 @@ static int gba_join_device(struct gba_ep *ep, struct gba_group_attr *gattr,
 	}
 	ret = gba_domain_dev(ep->domain, &dev);
 	if (ret) {
-		atomic_fetch_add(&gba_sw_joins_nodev, 1);
 		FI_WARN(&gba_prov, FI_LOG_EP_CTRL,
 			"barrier in software: no GBA device (%s)\n",
 			fi_strerror(-ret));
@@ -994,7 +987,6 @@ static int gba_join_device(struct gba_ep *ep, struct gba_group_attr *gattr,
 	ret = gba_group_join(dev, gattr, grp);
 	if (ret == -ENOSPC) {
 		*grp = NULL;
-		atomic_fetch_add(&gba_sw_joins_nospc, 1);
 		FI_WARN(&gba_prov, FI_LOG_EP_CTRL,
 			"barrier in software: all hardware groups in use\n");
 		return 0;
