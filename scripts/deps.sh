@@ -1,16 +1,48 @@
 #!/bin/sh
 # Install the Debian 12 packages the project builds, runs and tests with.
+#
+# The UCX transport (ucx/uct_gba) is built against the internal headers of
+# the installed UCX, which only its source package has: a deb-src entry is
+# added (mirroring the deb entries) so that the build can run
+# `apt-get source ucx=<installed version>` (ucx/uct_gba/fetch-ucx-src.sh).
+# libnuma-dev and libibverbs-dev are among the build dependencies of Debian's
+# UCX and shape its config.h the same way here.
 set -e
 SUDO=
 [ "$(id -u)" = 0 ] || SUDO=sudo
 PKGS="build-essential autoconf automake libtool pkg-config
       libfabric-dev libfabric-bin uthash-dev libcriterion-dev
-      openmpi-bin libopenmpi-dev valgrind"
+      openmpi-bin libopenmpi-dev valgrind
+      libucx-dev ucx-utils dpkg-dev xz-utils libnuma-dev libibverbs-dev"
+
+update=
+# deb-src entries: keep any the machine has; otherwise mirror the deb ones.
+if ! grep -qs '^[[:space:]]*deb-src[[:space:]]' /etc/apt/sources.list \
+	/etc/apt/sources.list.d/*.list &&
+   ! grep -qsi '^Types:.*deb-src' /etc/apt/sources.list.d/*.sources; then
+	if [ -f /etc/apt/sources.list.d/debian.sources ]; then
+		sed 's/^\(Types:[[:space:]]*\)deb[[:space:]]*$/\1deb-src/' \
+			/etc/apt/sources.list.d/debian.sources |
+			$SUDO tee /etc/apt/sources.list.d/gba-deb-src.sources >/dev/null
+	else
+		grep -hs '^[[:space:]]*deb[[:space:]]' /etc/apt/sources.list \
+			/etc/apt/sources.list.d/*.list |
+			sed 's/^\([[:space:]]*\)deb\([[:space:]]\)/\1deb-src\2/' |
+			$SUDO tee /etc/apt/sources.list.d/gba-deb-src.list >/dev/null
+	fi
+	update=yes
+fi
+# The source index must be there too (the entry may predate the last update).
+apt-cache showsrc ucx 2>/dev/null | grep -q '^Package: ucx' || update=yes
+
 missing=
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
 done
+[ -z "$missing" ] || update=yes
+if [ -n "$update" ]; then
+	$SUDO apt-get update -qq
+fi
 if [ -n "$missing" ]; then
-	$SUDO apt-get update
-	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends $missing
+	$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing
 fi

@@ -1,0 +1,251 @@
+/*
+ * The "gba" component, memory domain and interface through UCT's public
+ * API, with libuct_gba.so loaded the way a preload does (dlopen after libuct,
+ * its constructor registers): the component and its one memory domain,
+ * UCX_GBA_DEVICE, md_query, registrations with distinct key ids, mkey_pack /
+ * rkey_unpack / rkey_release carrying address, length and key id, errors;
+ * the transport's one device and an interface with no capabilities whose
+ * data operations and endpoint creation are refused.
+ *
+ * Usage: uct_gba_md [path of libuct_gba.so]
+ * (default: $top_builddir/ucx/uct_gba/.libs/libuct_gba.so)
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ucs/async/async.h>
+#include <uct/api/uct.h>
+
+#include "gba_md.h"
+
+static int failures;
+
+#define CHECK(cond)                                                          \
+	do {                                                                 \
+		if (!(cond)) {                                               \
+			fprintf(stderr, "%s:%d: check failed: %s\n",         \
+				__FILE__, __LINE__, #cond);                  \
+			failures++;                                          \
+		}                                                            \
+	} while (0)
+
+#define REQUIRE(cond)                                                        \
+	do {                                                                 \
+		if (!(cond)) {                                               \
+			fprintf(stderr, "%s:%d: required: %s\n", __FILE__,   \
+				__LINE__, #cond);                            \
+			exit(1);                                             \
+		}                                                            \
+	} while (0)
+
+static uct_component_h find_gba(uct_component_h *components, unsigned num)
+{
+	uct_component_attr_t attr;
+	unsigned i;
+
+	for (i = 0; i < num; i++) {
+		attr.field_mask = UCT_COMPONENT_ATTR_FIELD_NAME;
+		REQUIRE(uct_component_query(components[i], &attr) == UCS_OK);
+		if (!strcmp(attr.name, "gba"))
+			return components[i];
+	}
+	return NULL;
+}
+
+static void test_md(uct_component_h component, uct_md_h md)
+{
+	static char buf[3][4096];
+	uct_gba_packed_rkey_t packed;
+	uct_gba_memh_t bogus = {buf[2], sizeof(buf[2]), 123456789, 0};
+	uct_rkey_bundle_t bundle;
+	const uct_gba_rkey_t *rkey;
+	uct_mem_h memh[2];
+	uct_md_attr_t attr;
+	int i;
+
+	REQUIRE(uct_md_query(md, &attr) == UCS_OK);
+	CHECK(!strcmp(attr.component_name, "gba"));
+	CHECK(attr.cap.flags == (UCT_MD_FLAG_REG | UCT_MD_FLAG_NEED_RKEY));
+	CHECK(attr.cap.reg_mem_types == UCS_BIT(UCS_MEMORY_TYPE_HOST));
+	CHECK(attr.cap.access_mem_types == UCS_BIT(UCS_MEMORY_TYPE_HOST));
+	CHECK(attr.cap.alloc_mem_types == 0);
+	CHECK(attr.rkey_packed_size == 24);
+	CHECK(sizeof(packed) == 24);
+
+	/* two registrations, two key ids */
+	for (i = 0; i < 2; i++)
+		REQUIRE(uct_md_mem_reg(md, buf[i], sizeof(buf[i]) - i,
+				       UCT_MD_MEM_ACCESS_ALL,
+				       &memh[i]) == UCS_OK);
+	CHECK(((uct_gba_memh_t *)memh[0])->key_id != 0);
+	CHECK(((uct_gba_memh_t *)memh[0])->key_id !=
+	      ((uct_gba_memh_t *)memh[1])->key_id);
+
+	/* the packed key carries address, length and key id */
+	for (i = 0; i < 2; i++) {
+		memset(&packed, 0xa5, sizeof(packed));
+		REQUIRE(uct_md_mkey_pack(md, memh[i], &packed) == UCS_OK);
+		CHECK(packed.address == (uintptr_t)buf[i]);
+		CHECK(packed.length == sizeof(buf[i]) - i);
+		CHECK(packed.key_id == ((uct_gba_memh_t *)memh[i])->key_id);
+
+		REQUIRE(uct_rkey_unpack(component, &packed, &bundle) ==
+			UCS_OK);
+		CHECK(bundle.rkey != UCT_INVALID_RKEY);
+		rkey = (const uct_gba_rkey_t *)bundle.rkey;
+		CHECK(rkey->address == packed.address);
+		CHECK(rkey->length == packed.length);
+		CHECK(rkey->key_id == packed.key_id);
+		CHECK(uct_rkey_release(component, &bundle) == UCS_OK);
+	}
+
+	/* bad registrations and a handle the md never gave out */
+	CHECK(uct_md_mem_reg(md, NULL, 8, UCT_MD_MEM_ACCESS_ALL |
+			     UCT_MD_MEM_FLAG_HIDE_ERRORS, &memh[0]) ==
+	      UCS_ERR_INVALID_PARAM);
+	CHECK(uct_md_mem_reg(md, buf[2], 0, UCT_MD_MEM_ACCESS_ALL |
+			     UCT_MD_MEM_FLAG_HIDE_ERRORS, &memh[0]) ==
+	      UCS_ERR_INVALID_PARAM);
+	fprintf(stderr, "(an error about memh %p is expected)\n",
+		(void *)&bogus);
+	CHECK(uct_md_mem_dereg(md, &bogus) == UCS_ERR_INVALID_PARAM);
+
+	for (i = 0; i < 2; i++)
+		CHECK(uct_md_mem_dereg(md, memh[i]) == UCS_OK);
+}
+
+static void test_iface(uct_md_h md)
+{
+	uct_tl_resource_desc_t *resources;
+	uct_iface_config_t *config;
+	ucs_async_context_t *async;
+	uct_iface_params_t params;
+	uct_ep_params_t ep_params;
+	uct_iface_attr_t attr;
+	uct_worker_h worker;
+	unsigned num;
+	uct_iface_h iface;
+	uct_ep_h ep;
+
+	REQUIRE(uct_md_query_tl_resources(md, &resources, &num) == UCS_OK);
+	REQUIRE(num == 1);
+	CHECK(!strcmp(resources[0].tl_name, "gba"));
+	CHECK(!strcmp(resources[0].dev_name, "gba"));
+	CHECK(resources[0].dev_type == UCT_DEVICE_TYPE_NET);
+
+	REQUIRE(ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK,
+					 &async) == UCS_OK);
+	REQUIRE(uct_worker_create(async, UCS_THREAD_MODE_SINGLE, &worker) ==
+		UCS_OK);
+	REQUIRE(uct_md_iface_config_read(md, "gba", NULL, NULL, &config) ==
+		UCS_OK);
+
+	memset(&params, 0, sizeof(params));
+	params.field_mask = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
+			    UCT_IFACE_PARAM_FIELD_DEVICE;
+	params.open_mode = UCT_IFACE_OPEN_MODE_DEVICE;
+	params.mode.device.tl_name = "gba";
+	params.mode.device.dev_name = "nodev";
+	CHECK(uct_iface_open(md, worker, &params, config, &iface) ==
+	      UCS_ERR_NO_DEVICE);
+
+	params.mode.device.dev_name = resources[0].dev_name;
+	REQUIRE(uct_iface_open(md, worker, &params, config, &iface) == UCS_OK);
+	REQUIRE(uct_iface_query(iface, &attr) == UCS_OK);
+	/* nothing is claimed that the interface does not do: only its
+	 * connection model, which UCP requires of every transport */
+	CHECK(attr.cap.flags == UCT_IFACE_FLAG_CONNECT_TO_IFACE);
+	CHECK(attr.cap.event_flags == 0);
+	CHECK(attr.cap.atomic32.op_flags == 0 &&
+	      attr.cap.atomic64.fop_flags == 0);
+	CHECK(attr.iface_addr_len == 0 && attr.device_addr_len == 0);
+	CHECK(!uct_iface_is_reachable(iface, NULL, NULL));
+
+	memset(&ep_params, 0, sizeof(ep_params));
+	ep_params.field_mask = UCT_EP_PARAM_FIELD_IFACE;
+	ep_params.iface = iface;
+	CHECK(uct_ep_create(&ep_params, &ep) == UCS_ERR_UNSUPPORTED);
+	CHECK(uct_iface_flush(iface, 0, NULL) == UCS_OK);
+	CHECK(uct_iface_progress(iface) == 0);
+
+	uct_iface_close(iface);
+	uct_config_release(config);
+	uct_worker_destroy(worker);
+	ucs_async_context_destroy(async);
+	uct_release_tl_resource_list(resources);
+}
+
+int main(int argc, char **argv)
+{
+	uct_md_resource_desc_t md_resources[4];
+	uct_component_h *components, gba;
+	uct_component_attr_t cattr;
+	const char *top = getenv("top_builddir");
+	char path[4096], value[256];
+	uct_md_config_t *config;
+	unsigned num;
+	uct_md_h md;
+
+	if (argc > 1)
+		snprintf(path, sizeof(path), "%s", argv[1]);
+	else
+		snprintf(path, sizeof(path),
+			 "%s/ucx/uct_gba/.libs/libuct_gba.so",
+			 top ? top : ".");
+
+	/* before the module is loaded, UCT has no gba component */
+	REQUIRE(uct_query_components(&components, &num) == UCS_OK);
+	CHECK(find_gba(components, num) == NULL);
+	uct_release_component_list(components);
+
+	if (!dlopen(path, RTLD_NOW | RTLD_GLOBAL)) {
+		fprintf(stderr, "dlopen %s: %s\n", path, dlerror());
+		return 1;
+	}
+	REQUIRE(uct_query_components(&components, &num) == UCS_OK);
+	gba = find_gba(components, num);
+	REQUIRE(gba != NULL);
+
+	/* one memory domain, named like the component */
+	cattr.field_mask = UCT_COMPONENT_ATTR_FIELD_MD_RESOURCE_COUNT |
+			   UCT_COMPONENT_ATTR_FIELD_FLAGS;
+	REQUIRE(uct_component_query(gba, &cattr) == UCS_OK);
+	REQUIRE(cattr.md_resource_count == 1);
+	CHECK(cattr.flags == 0);
+	cattr.field_mask = UCT_COMPONENT_ATTR_FIELD_MD_RESOURCES;
+	cattr.md_resources = md_resources;
+	REQUIRE(uct_component_query(gba, &cattr) == UCS_OK);
+	CHECK(!strcmp(md_resources[0].md_name, "gba"));
+
+	/* UCX_GBA_DEVICE: empty by default, read from the environment */
+	unsetenv("UCX_GBA_DEVICE");
+	REQUIRE(uct_md_config_read(gba, NULL, NULL, &config) == UCS_OK);
+	REQUIRE(uct_config_get(config, "DEVICE", value, sizeof(value)) ==
+		UCS_OK);
+	CHECK(!strcmp(value, ""));
+	uct_config_release(config);
+	setenv("UCX_GBA_DEVICE", "emu:/uct-gba-md-test", 1);
+	REQUIRE(uct_md_config_read(gba, NULL, NULL, &config) == UCS_OK);
+	REQUIRE(uct_config_get(config, "DEVICE", value, sizeof(value)) ==
+		UCS_OK);
+	CHECK(!strcmp(value, "emu:/uct-gba-md-test"));
+
+	REQUIRE(uct_md_open(gba, md_resources[0].md_name, config, &md) ==
+		UCS_OK);
+	uct_config_release(config);
+	CHECK(!strcmp(((uct_gba_md_t *)md)->device, "emu:/uct-gba-md-test"));
+
+	test_md(gba, md);
+	test_iface(md);
+	uct_md_close(md);
+	uct_release_component_list(components);
+
+	if (failures) {
+		fprintf(stderr, "%d check(s) failed\n", failures);
+		return 1;
+	}
+	printf("uct_gba_md: all checks passed\n");
+	return 0;
+}

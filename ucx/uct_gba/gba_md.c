@@ -1,0 +1,307 @@
+/**
+ * uct_gba: the "gba" component and its memory domain.
+ */
+
+/* clang-format off */
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+/* clang-format on */
+
+#include "gba_md.h"
+
+#include <ucs/debug/assert.h>
+#include <ucs/debug/log.h>
+#include <ucs/debug/memtrack_int.h>
+#include <ucs/sys/string.h>
+#include <ucs/type/class.h>
+#include <inttypes.h>
+#include <string.h>
+
+
+/* clang-format off */
+static ucs_config_field_t uct_gba_md_config_table[] = {
+    {"", "", NULL,
+     ucs_offsetof(uct_gba_md_config_t, super),
+     UCS_CONFIG_TYPE_TABLE(uct_md_config_table)},
+
+    {"DEVICE", "",
+     "GBA device of the memory domain: a path such as /dev/gba0 (hardware) or\n"
+     "emu[:<name>] (the emulated device). Empty: the GBA_DEVICE environment\n"
+     "variable, else /dev/gba0 if it exists, else the emulated device.",
+     ucs_offsetof(uct_gba_md_config_t, device), UCS_CONFIG_TYPE_STRING},
+
+    {NULL}
+};
+/* clang-format on */
+
+
+static ucs_status_t uct_gba_md_query(uct_md_h tl_md, uct_md_attr_t *md_attr)
+{
+    md_attr->cap.flags            = UCT_MD_FLAG_REG | UCT_MD_FLAG_NEED_RKEY;
+    md_attr->cap.reg_mem_types    = UCS_BIT(UCS_MEMORY_TYPE_HOST);
+    md_attr->cap.alloc_mem_types  = 0;
+    md_attr->cap.access_mem_types = UCS_BIT(UCS_MEMORY_TYPE_HOST);
+    md_attr->cap.detect_mem_types = 0;
+    md_attr->cap.max_alloc        = 0;
+    md_attr->cap.max_reg          = ULONG_MAX;
+    md_attr->rkey_packed_size     = sizeof(uct_gba_packed_rkey_t);
+    /* A registration is a hash insertion: no pinning, no system call */
+    md_attr->reg_cost = ucs_linear_func_make(50e-9, 0);
+    memset(&md_attr->local_cpus, 0xff, sizeof(md_attr->local_cpus));
+    return UCS_OK;
+}
+
+static ucs_status_t uct_gba_mem_reg(uct_md_h tl_md, void *address,
+                                    size_t length, unsigned flags,
+                                    uct_mem_h *memh_p)
+{
+    uct_gba_md_t *md = ucs_derived_of(tl_md, uct_gba_md_t);
+    uct_gba_memh_t *memh;
+    khiter_t iter;
+    int ret;
+
+    if ((address == NULL) || (length == 0) ||
+        ((uintptr_t)address + length < (uintptr_t)address)) {
+        uct_md_log_mem_reg_error(flags,
+                                 "gba: invalid registration address=%p "
+                                 "length=%zu",
+                                 address, length);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    memh = ucs_malloc(sizeof(*memh), "gba_memh");
+    if (memh == NULL) {
+        uct_md_log_mem_reg_error(flags, "gba: failed to allocate memh");
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    memh->address = address;
+    memh->length  = length;
+    memh->flags   = flags;
+
+    ucs_spin_lock(&md->lock);
+    memh->key_id = md->next_key_id++;
+    iter         = kh_put(uct_gba_memh, &md->memhs, memh->key_id, &ret);
+    if (ret == UCS_KH_PUT_FAILED) {
+        ucs_spin_unlock(&md->lock);
+        ucs_free(memh);
+        uct_md_log_mem_reg_error(flags, "gba: failed to record registration");
+        return UCS_ERR_NO_MEMORY;
+    }
+    /* Key ids are never reused: the slot is new */
+    ucs_assert(ret != UCS_KH_PUT_KEY_PRESENT);
+    kh_value(&md->memhs, iter) = memh;
+    ucs_spin_unlock(&md->lock);
+
+    ucs_trace("gba: registered %p..%p key id %" PRIu64, address,
+              UCS_PTR_BYTE_OFFSET(address, length), memh->key_id);
+    *memh_p = memh;
+    return UCS_OK;
+}
+
+static ucs_status_t
+uct_gba_mem_dereg(uct_md_h tl_md, const uct_md_mem_dereg_params_t *params)
+{
+    uct_gba_md_t *md = ucs_derived_of(tl_md, uct_gba_md_t);
+    uct_gba_memh_t *memh;
+    khiter_t iter;
+
+    UCT_MD_MEM_DEREG_CHECK_PARAMS(params, 0);
+
+    memh = params->memh;
+    ucs_spin_lock(&md->lock);
+    iter = kh_get(uct_gba_memh, &md->memhs, memh->key_id);
+    if ((iter == kh_end(&md->memhs)) || (kh_value(&md->memhs, iter) != memh)) {
+        ucs_spin_unlock(&md->lock);
+        ucs_error("gba: memh %p is not a registration of md %p", memh, md);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    kh_del(uct_gba_memh, &md->memhs, iter);
+    ucs_spin_unlock(&md->lock);
+
+    ucs_trace("gba: deregistered key id %" PRIu64, memh->key_id);
+    ucs_free(memh);
+    return UCS_OK;
+}
+
+static ucs_status_t uct_gba_mkey_pack(uct_md_h tl_md, uct_mem_h tl_memh,
+                                      const uct_md_mkey_pack_params_t *params,
+                                      void *rkey_buffer)
+{
+    uct_gba_memh_t *memh          = tl_memh;
+    uct_gba_packed_rkey_t *packed = rkey_buffer;
+
+    packed->address = (uintptr_t)memh->address;
+    packed->length  = memh->length;
+    packed->key_id  = memh->key_id;
+    return UCS_OK;
+}
+
+ucs_status_t uct_gba_md_memh_find(uct_gba_md_t *md, uint64_t key_id,
+                                  uint64_t address, size_t length,
+                                  uct_gba_memh_t **memh_p)
+{
+    ucs_status_t status = UCS_OK;
+    uct_gba_memh_t *memh;
+    khiter_t iter;
+    uint64_t start;
+
+    ucs_spin_lock(&md->lock);
+    iter = kh_get(uct_gba_memh, &md->memhs, key_id);
+    if (iter == kh_end(&md->memhs)) {
+        status = UCS_ERR_NO_ELEM;
+        goto out;
+    }
+
+    memh  = kh_value(&md->memhs, iter);
+    start = (uintptr_t)memh->address;
+    if ((address < start) || (length > memh->length) ||
+        (address - start > memh->length - length)) {
+        status = UCS_ERR_OUT_OF_RANGE;
+        goto out;
+    }
+
+    *memh_p = memh;
+out:
+    ucs_spin_unlock(&md->lock);
+    return status;
+}
+
+static void uct_gba_md_close(uct_md_h tl_md)
+{
+    uct_gba_md_t *md = ucs_derived_of(tl_md, uct_gba_md_t);
+    khiter_t iter;
+
+    if (kh_size(&md->memhs) != 0) {
+        ucs_warn("gba: md %p closed with %u registrations left", md,
+                 kh_size(&md->memhs));
+    }
+    for (iter = kh_begin(&md->memhs); iter != kh_end(&md->memhs); ++iter) {
+        if (kh_exist(&md->memhs, iter)) {
+            ucs_free(kh_value(&md->memhs, iter));
+        }
+    }
+    kh_destroy_inplace(uct_gba_memh, &md->memhs);
+    ucs_spinlock_destroy(&md->lock);
+    ucs_free(md->device);
+    ucs_free(md);
+}
+
+/* clang-format off */
+static uct_md_ops_t uct_gba_md_ops = {
+    .close                  = uct_gba_md_close,
+    .query                  = uct_gba_md_query,
+    .mem_alloc              = (uct_md_mem_alloc_func_t)
+            ucs_empty_function_return_unsupported,
+    .mem_free               = (uct_md_mem_free_func_t)
+            ucs_empty_function_return_unsupported,
+    .mem_advise             = (uct_md_mem_advise_func_t)
+            ucs_empty_function_return_unsupported,
+    .mem_reg                = uct_gba_mem_reg,
+    .mem_dereg              = uct_gba_mem_dereg,
+    .mem_query              = (uct_md_mem_query_func_t)
+            ucs_empty_function_return_unsupported,
+    .mkey_pack              = uct_gba_mkey_pack,
+    .is_sockaddr_accessible = (uct_md_is_sockaddr_accessible_func_t)
+            ucs_empty_function_return_zero_int,
+    .detect_memory_type     = (uct_md_detect_memory_type_func_t)
+            ucs_empty_function_return_unsupported
+};
+/* clang-format on */
+
+static ucs_status_t
+uct_gba_md_open(uct_component_t *component, const char *md_name,
+                const uct_md_config_t *uct_md_config, uct_md_h *md_p)
+{
+    const uct_gba_md_config_t *md_config = ucs_derived_of(uct_md_config,
+                                                          uct_gba_md_config_t);
+    ucs_status_t status;
+    uct_gba_md_t *md;
+
+    md = ucs_calloc(1, sizeof(*md), "uct_gba_md");
+    if (md == NULL) {
+        ucs_error("gba: failed to allocate the memory domain");
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    md->device = ucs_strdup(md_config->device, "gba_md_device");
+    if (md->device == NULL) {
+        ucs_error("gba: failed to allocate the device name");
+        status = UCS_ERR_NO_MEMORY;
+        goto err_free_md;
+    }
+
+    status = ucs_spinlock_init(&md->lock, 0);
+    if (status != UCS_OK) {
+        goto err_free_device;
+    }
+
+    md->super.ops       = &uct_gba_md_ops;
+    md->super.component = &uct_gba_component;
+    md->next_key_id     = 1;
+    kh_init_inplace(uct_gba_memh, &md->memhs);
+
+    ucs_debug("gba: opened md %p device '%s'", md, md->device);
+    *md_p = &md->super;
+    return UCS_OK;
+
+err_free_device:
+    ucs_free(md->device);
+err_free_md:
+    ucs_free(md);
+    return status;
+}
+
+static ucs_status_t uct_gba_rkey_unpack(uct_component_t *component,
+                                        const void *rkey_buffer,
+                                        uct_rkey_t *rkey_p, void **handle_p)
+{
+    const uct_gba_packed_rkey_t *packed = rkey_buffer;
+    uct_gba_rkey_t *rkey;
+
+    rkey = ucs_malloc(sizeof(*rkey), "gba_rkey");
+    if (rkey == NULL) {
+        ucs_error("gba: failed to allocate a remote key");
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    rkey->address = packed->address;
+    rkey->length  = packed->length;
+    rkey->key_id  = packed->key_id;
+
+    *rkey_p   = (uintptr_t)rkey;
+    *handle_p = NULL;
+    return UCS_OK;
+}
+
+static ucs_status_t
+uct_gba_rkey_release(uct_component_t *component, uct_rkey_t rkey, void *handle)
+{
+    ucs_free((void *)rkey);
+    return UCS_OK;
+}
+
+/* clang-format off */
+uct_component_t uct_gba_component = {
+    .query_md_resources = uct_md_query_single_md_resource,
+    .md_open            = uct_gba_md_open,
+    .cm_open            = (uct_component_cm_open_func_t)
+            ucs_empty_function_return_unsupported,
+    .rkey_unpack        = uct_gba_rkey_unpack,
+    .rkey_ptr           = (uct_component_rkey_ptr_func_t)
+            ucs_empty_function_return_unsupported,
+    .rkey_release       = uct_gba_rkey_release,
+    .name               = UCT_GBA_NAME,
+    .md_config          = {
+        .name           = "GBA memory domain",
+        .prefix         = "GBA_",
+        .table          = uct_gba_md_config_table,
+        .size           = sizeof(uct_gba_md_config_t),
+    },
+    .cm_config          = UCS_CONFIG_EMPTY_GLOBAL_LIST_ENTRY,
+    .tl_list            = UCT_COMPONENT_TL_LIST_INITIALIZER(&uct_gba_component),
+    .flags              = 0,
+    .md_vfs_init        = (uct_component_md_vfs_init_func_t)ucs_empty_function
+};
+/* clang-format on */
