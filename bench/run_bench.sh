@@ -1,20 +1,44 @@
 #!/bin/sh
 # Run the benchmarks and print each figure next to its anchor, measured in
 # the same run: barrier latency vs Open MPI 4.1.4 MPI_Barrier (btl
-# self,vader) for 2, 4 and 8 processes, and self RMA vs memcpy.
+# self,vader) for 2, 4 and 8 processes, self RMA vs memcpy, tagged-message
+# latency and bandwidth of two processes vs libfabric's shm provider, and
+# an MPI ping-pong over MTL-OFI + gba vs Open MPI's ob1 + vader.
 #
 # Usage: bench/run_bench.sh [BENCHDIR]
-#   BENCHDIR holds gba_bench_barrier and gba_bench_self_rma (default: the
-#   directory of this script, i.e. an in-tree build).  The provider is found
-#   through FI_PROVIDER_PATH as usual (`make bench` sets it to the build
-#   tree; after `make install`, point it at $prefix/lib/libfabric).
-# Environment: NPS (default "2 4 8"), ITERS (barriers per round).
+#   BENCHDIR holds gba_bench_barrier, gba_bench_self_rma, gba_bench_msg and
+#   gba_bench_mpi_pingpong (default: the directory of this script, i.e. an
+#   in-tree build).  The provider is found through FI_PROVIDER_PATH as
+#   usual (`make bench` sets it to the build tree; after `make install`,
+#   point it at $prefix/lib/libfabric).
+# Environment: NPS (default "2 4 8"), ITERS (barriers per round),
+#   REPS (runs of the message benchmark and of each MPI run, alternating
+#   the two sides; the tables show medians; default 5), MSG_LAT_SIZES and
+#   MSG_BW_SIZES (gba_bench_msg -S and -B lists).
+# The figures are printed, never checked: a failed or hung run is reported
+# (exit status 1 at the end), slow figures are not.
 set -e
 dir=${1:-$(dirname "$0")}
 nps=${NPS:-"2 4 8"}
 iters=${ITERS:-20000}
 mpirun=${MPIRUN:-mpirun}
+reps=${REPS:-5}
+msg_lat=${MSG_LAT_SIZES:-8,64,1k,4032,4096,64k}
+msg_bw=${MSG_BW_SIZES:-4k,64k,1m}
+status=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+tmo=
+command -v timeout >/dev/null && tmo="timeout -k 5 120"
 
+# Other work on the machine shows in every figure: say how busy it is.
+if [ -r /proc/loadavg ]; then
+	echo "machine: $(getconf _NPROCESSORS_ONLN 2>/dev/null || echo ?) CPUs," \
+		"load average $(cut -d' ' -f1-3 /proc/loadavg)," \
+		"runnable now $(cut -d' ' -f4 /proc/loadavg | cut -d/ -f1)" \
+		"(this script included)"
+	echo
+fi
 echo "== self RMA (8-byte), single process"
 "$dir/gba_bench_self_rma" -S 8
 
@@ -33,3 +57,129 @@ for np in $nps; do
 	echo "$line" | sed 's/.*np=\([0-9]*\).*gba_us=\([0-9.]*\) mpi_us=\([0-9.]*\) speedup=\([0-9.]*\)/\1 \2 \3 \4/' |
 		awk '{ printf "%4s %12s %12s %8sx\n", $1, $2, $3, $4 }'
 done
+
+# table KIND FIELD FILE_A FILE_B NAME_A NAME_B UNIT KEYSIZE
+# Lines "KIND ... size=S ... FIELD=V" of two files (one line per run and
+# size): per size, the median of each file's runs and their ratio A/B;
+# then the ratio of each run pair (run i of A, run i of B) at KEYSIZE.
+table() {
+	awk -v kind="$1" -v field="$2" -v na="$5" -v nb="$6" -v unit="$7" \
+		-v key="$8" '
+	function med(list, v, n, i, j, t) {
+		n = split(list, v)
+		for (i = 2; i <= n; i++) {
+			t = v[i] + 0
+			for (j = i - 1; j >= 1 && v[j] + 0 > t; j--)
+				v[j + 1] = v[j]
+			v[j + 1] = t
+		}
+		if (n == 0)
+			return ""
+		return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+	}
+	$1 == kind {
+		col = FILENAME == ARGV[1] ? "a" : "b"
+		size = val = ""
+		for (i = 2; i <= NF; i++) {
+			split($i, kv, "=")
+			if (kv[1] == "size")
+				size = kv[2]
+			else if (kv[1] == field)
+				val = kv[2]
+		}
+		if (!(size in seen)) {
+			seen[size] = 1
+			order[++n] = size
+		}
+		vals[col, size] = vals[col, size] " " val
+	}
+	END {
+		fmt = unit == "us" ? "%.3f" : "%.0f"
+		printf "%8s %12s %12s %9s\n", "size", na "_" unit, nb "_" unit,
+			na "/" nb
+		for (k = 1; k <= n; k++) {
+			s = order[k]
+			a = med(vals["a", s])
+			b = med(vals["b", s])
+			r = (a != "" && b != "" && b > 0) ? \
+				sprintf("%8.2fx", a / b) : "        -"
+			printf "%8s %12s %12s %9s\n", s, \
+				a == "" ? "-" : sprintf(fmt, a), \
+				b == "" ? "-" : sprintf(fmt, b), r
+		}
+		na_ = split(vals["a", key], ra)
+		nb_ = split(vals["b", key], rb)
+		if (na_ > 1 && na_ == nb_) {
+			printf "  per run, size %s:", key
+			for (i = 1; i <= na_; i++)
+				printf " %.2f", ra[i] / rb[i]
+			printf "\n"
+		}
+	}' "$3" "$4"
+}
+
+echo
+echo "== tagged messages, 2 forked processes: gba vs libfabric shm" \
+	"(FI_PROVIDER=gba,shm), $reps runs"
+echo "   gba_bench_msg -p gba,shm: both providers in the same processes," \
+	"alternating rounds; fi_tinject up to"
+echo "   inject_size, fi_tsend above; bandwidth: window of 64 fi_tsend"
+: >"$tmp/msg"
+r=1
+while [ "$r" -le "$reps" ]; do
+	provs=gba,shm
+	[ $((r % 2)) = 0 ] && provs=shm,gba
+	if ! "$dir/gba_bench_msg" -p "$provs" -T 30 -S "$msg_lat" \
+		-B "$msg_bw" >"$tmp/out" 2>"$tmp/err"; then
+		echo "FAILED: $dir/gba_bench_msg -p $provs -S $msg_lat -B $msg_bw"
+		cat "$tmp/out" "$tmp/err"
+		status=1
+	fi
+	grep -E '^(lat|bw) ' "$tmp/out" >>"$tmp/msg" || true
+	r=$((r + 1))
+done
+grep ' prov=gba ' "$tmp/msg" >"$tmp/msg.gba" || true
+grep ' prov=shm ' "$tmp/msg" >"$tmp/msg.shm" || true
+echo "latency, half round trip (median of runs; target at 8 B: gba/shm <= 0.70)"
+table lat us "$tmp/msg.gba" "$tmp/msg.shm" gba shm us 8
+echo "bandwidth (median of runs; target at 1 MiB: gba/shm >= 1.00)"
+table bw MBps "$tmp/msg.gba" "$tmp/msg.shm" gba shm MBps 1048576
+
+echo
+echo "== MPI ping-pong, 2 ranks: --mca pml cm --mca mtl ofi" \
+	"-x FI_PROVIDER=gba vs --mca pml ob1 --mca btl self,vader, $reps runs each"
+if [ -x "$dir/gba_bench_mpi_pingpong" ]; then
+	mpi_opts="--allow-run-as-root --oversubscribe --bind-to none -np 2 $xenv"
+	: >"$tmp/mpi.gba"
+	: >"$tmp/mpi.vader"
+	r=1
+	while [ "$r" -le "$reps" ]; do
+		order="gba vader"
+		[ $((r % 2)) = 0 ] && order="vader gba"
+		for p in $order; do
+			if [ "$p" = gba ]; then
+				mca="--mca pml cm --mca mtl ofi -x FI_PROVIDER=gba"
+			else
+				mca="--mca pml ob1 --mca btl self,vader"
+			fi
+			if ! $tmo $mpirun $mpi_opts $mca \
+				"$dir/gba_bench_mpi_pingpong" >"$tmp/out" \
+				2>"$tmp/err"; then
+				echo "FAILED: $mpirun $mpi_opts $mca" \
+					"$dir/gba_bench_mpi_pingpong"
+				cat "$tmp/out" "$tmp/err"
+				status=1
+			fi
+			grep -E '^mpi(_bw)? ' "$tmp/out" >>"$tmp/mpi.$p" || true
+		done
+		r=$((r + 1))
+	done
+	echo "latency, half round trip (median of runs)"
+	table mpi us "$tmp/mpi.gba" "$tmp/mpi.vader" gba vader us 8
+	echo "bandwidth, window of 64 MPI_Isend (median of runs)"
+	table mpi_bw MBps "$tmp/mpi.gba" "$tmp/mpi.vader" gba vader MBps \
+		1048576
+else
+	echo "skipped: no $dir/gba_bench_mpi_pingpong (built with Open MPI)"
+fi
+exit $status

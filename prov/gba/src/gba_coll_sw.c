@@ -178,6 +178,16 @@ static size_t gba_swc_payload(struct gba_swc_op *op, size_t to,
 	const struct gba_swc_args *a = &op->a;
 	size_t n = op->swc->count;
 
+	if (op->err && op->phase == 1) {
+		/*
+		 * Failed (members disagree on the call): an empty message
+		 * still goes out, so that the members waiting for it fail
+		 * too (a length they do not expect) instead of waiting for
+		 * ever.
+		 */
+		*buf = NULL;
+		return 0;
+	}
 	if (op->phase == 0) { /* contribution to the root */
 		*buf = a->buf;
 		switch (a->coll) {
@@ -237,9 +247,10 @@ static void gba_swc_targets(struct gba_swc_op *op, size_t *first, size_t *last)
 
 /*
  * Push the sends of @op's current phase as far as the peers' queues
- * allow.  Returns 0, or a positive FI_E* (the operation fails).
+ * allow.  A member that cannot be sent to fails the operation (op->err)
+ * and is skipped: the others still get their message.
  */
-static int gba_swc_push(struct gba_swc_op *op)
+static void gba_swc_push(struct gba_swc_op *op)
 {
 	struct gba_swc *swc = op->swc;
 	struct gba_ep *ep = swc->ep;
@@ -257,8 +268,11 @@ static int gba_swc_push(struct gba_swc_op *op)
 		if (op->send_next == swc->me)
 			continue;
 		ret = gba_peer_get(ep, swc->members[op->send_next], &peer);
-		if (ret)
-			return -ret;
+		if (ret) {
+			if (!op->err)
+				op->err = -ret;
+			continue;
+		}
 		len = gba_swc_payload(op, op->send_next, &buf);
 		iov.iov_base = (void *)buf;
 		iov.iov_len = len;
@@ -266,7 +280,7 @@ static int gba_swc_push(struct gba_swc_op *op)
 		if (len > GBA_INJECT_SIZE) {
 			req = gba_tx_req_get(ep);
 			if (!req)
-				return 0; /* retried by progress */
+				return; /* retried by progress */
 			memset(req, 0, sizeof(*req));
 			req->coll_op = op;
 		}
@@ -276,17 +290,18 @@ static int gba_swc_push(struct gba_swc_op *op)
 		if (ret == -EAGAIN) {
 			if (req)
 				gba_tx_req_put(ep, req);
-			return 0;
+			return;
 		}
 		if (ret < 0) {
 			if (req)
 				gba_tx_req_put(ep, req);
-			return gba_fab_err(ret);
+			if (!op->err)
+				op->err = gba_fab_err(ret);
+			continue;
 		}
 		if (ret == 0)
 			op->sends++;
 	}
-	return 0;
 }
 
 /* ---- Receiving --------------------------------------------------------------- */
@@ -503,14 +518,22 @@ static void gba_swc_complete(struct gba_swc_op *op)
 static void gba_swc_advance(struct gba_swc_op *op)
 {
 	bool root = op->swc->me == op->a.root;
+	size_t first, last;
 	int ret;
 
 	for (;;) {
-		if (!op->err) {
-			ret = gba_swc_push(op);
-			if (ret)
-				op->err = ret;
-		}
+		gba_swc_push(op);
+		/*
+		 * Every send of the phase must be out before the next: a
+		 * member's contribution the root's full queue refused
+		 * (-EAGAIN, or no request for a large one) is retried by
+		 * progress, not dropped when phase 1 resets send_next; and
+		 * a failed operation still sends (empty) messages to the
+		 * members that wait for them.
+		 */
+		gba_swc_targets(op, &first, &last);
+		if (op->send_next < last)
+			return; /* queues full: progress retries */
 		if (op->got[op->phase] < op->need[op->phase])
 			return;
 		if (op->phase == 0) {
@@ -523,13 +546,6 @@ static void gba_swc_advance(struct gba_swc_op *op)
 			op->send_next = 0;
 			gba_swc_keep_own(op);
 			continue;
-		}
-		{
-			size_t first, last;
-
-			gba_swc_targets(op, &first, &last);
-			if (!op->err && op->send_next < last)
-				return; /* queues full: progress retries */
 		}
 		if (op->sends)
 			return;
@@ -597,6 +613,18 @@ ssize_t gba_swc_post(struct gba_swc *swc, const struct gba_swc_args *args)
 					    "not a member\n",
 					    (unsigned long long)args->root_addr);
 	}
+	/*
+	 * The buffers only the root uses (gba_coll_post lets them be NULL
+	 * elsewhere): fi_reduce's and fi_gather's result, fi_scatter's buf.
+	 */
+	if (swc->me == (uint32_t)root &&
+	    (((args->coll == FI_REDUCE || args->coll == FI_GATHER) &&
+	      !args->result) ||
+	     (args->coll == FI_SCATTER && !args->buf)))
+		return GBA_WARN_RET(FI_LOG_EP_DATA, -FI_EINVAL,
+				    "collective: NULL %s at the root\n",
+				    args->coll == FI_SCATTER ? "buf"
+							     : "result");
 	if ((args->coll == FI_ALLTOALL || args->coll == FI_REDUCE_SCATTER) &&
 	    args->count % n)
 		return GBA_WARN_RET(FI_LOG_EP_DATA, -FI_EINVAL,

@@ -293,7 +293,8 @@ static ssize_t gba_msg_post(struct gba_ep *ep, const struct gba_msg_rx_args *a,
 	bool token;
 
 	memset(&tmp, 0, sizeof(tmp));
-	memcpy(tmp.iov, a->iov, a->count * sizeof(*a->iov));
+	if (a->count) /* iov may be NULL without entries (MPI_Probe) */
+		memcpy(tmp.iov, a->iov, a->count * sizeof(*a->iov));
 	tmp.count = a->count;
 	tmp.total = total;
 	tmp.src = (ep->caps & FI_DIRECTED_RECV) ? a->src : FI_ADDR_UNSPEC;
@@ -304,6 +305,15 @@ static ssize_t gba_msg_post(struct gba_ep *ep, const struct gba_msg_rx_args *a,
 	tmp.context = a->context;
 
 	token = gba_ep_data_lock(ep);
+	/*
+	 * A multi-recv buffer may stay posted after taking unexpected
+	 * messages: make sure of its entry before it takes any, or an
+	 * -FI_EAGAIN would come after completions into the buffer.
+	 */
+	if ((tmp.flags & FI_MULTI_RECV) && !ep->rx_free) {
+		ret = -FI_EAGAIN;
+		goto out;
+	}
 	while ((u = gba_msg_find_unexp(ep, &tmp)))
 		if (gba_msg_take_unexp(ep, &tmp, u))
 			goto out;
@@ -335,7 +345,8 @@ static ssize_t gba_msg_peek_claim(struct gba_ep *ep,
 		return GBA_WARN_RET(FI_LOG_EP_DATA, -FI_EINVAL,
 				    "FI_CLAIM needs a struct fi_context\n");
 	memset(&tmp, 0, sizeof(tmp));
-	memcpy(tmp.iov, a->iov, a->count * sizeof(*a->iov));
+	if (a->count) /* iov may be NULL without entries (MPI_Probe) */
+		memcpy(tmp.iov, a->iov, a->count * sizeof(*a->iov));
 	tmp.count = a->count;
 	tmp.total = total;
 	tmp.src = (ep->caps & FI_DIRECTED_RECV) ? a->src : FI_ADDR_UNSPEC;
