@@ -1,6 +1,6 @@
 /**
- * uct_gba: the "gba" transport's interface, its device and the module's
- * registration with the running UCX.
+ * uct_gba: the "gba" transport's interface (over the GBA fabric engine), its
+ * device and the module's registration with the running UCX.
  */
 
 /* clang-format off */
@@ -9,16 +9,22 @@
 #endif
 /* clang-format on */
 
+#include "gba_ep.h"
 #include "gba_iface.h"
 #include "gba_version.h"
 
 #include <ucp/api/ucp.h>
 #include <uct/api/version.h>
+#include <ucs/arch/cpu.h>
 #include <ucs/debug/log.h>
 #include <ucs/debug/memtrack_int.h>
 #include <ucs/sys/string.h>
 #include <ucs/type/class.h>
+#include <uct/base/uct_worker.h>
+#include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 
 /* Forward declarations */
@@ -31,82 +37,312 @@ static ucs_config_field_t uct_gba_iface_config_table[] = {
      ucs_offsetof(uct_gba_iface_config_t, super),
      UCS_CONFIG_TYPE_TABLE(uct_iface_config_table)},
 
+    {"SEG_SIZE", "64k",
+     "Largest active message sent with am_zcopy, and largest get_bcopy. Active\n"
+     "messages above the size of a receive-queue slot are read by the receiver\n"
+     "from the sender's memory (single copy); the receiver keeps one buffer of\n"
+     "this size.",
+     ucs_offsetof(uct_gba_iface_config_t, seg_size), UCS_CONFIG_TYPE_MEMUNITS},
+
+    {"RX_QUEUE_LEN", "256",
+     "Slots of the interface's receive queue (4 KiB each, a power of two,\n"
+     "at most 65536): how many messages and remote operations other processes\n"
+     "can queue here before their sends return UCS_ERR_NO_RESOURCE.",
+     ucs_offsetof(uct_gba_iface_config_t, rx_queue_len), UCS_CONFIG_TYPE_UINT},
+
+    {"MAX_OPS", "1024",
+     "Operations of the interface outstanding at once (puts, gets, atomics,\n"
+     "large active messages); beyond it, UCS_ERR_NO_RESOURCE.",
+     ucs_offsetof(uct_gba_iface_config_t, max_ops), UCS_CONFIG_TYPE_UINT},
+
+    {"LATENCY", "400ns",
+     "One-way latency the interface reports to UCP's protocol selection.",
+     ucs_offsetof(uct_gba_iface_config_t, latency), UCS_CONFIG_TYPE_TIME},
+
+    {"BANDWIDTH", "12000MBs",
+     "Bandwidth the interface reports to UCP's protocol selection.",
+     ucs_offsetof(uct_gba_iface_config_t, bandwidth), UCS_CONFIG_TYPE_BW},
+
     {NULL}
 };
 /* clang-format on */
 
 
+ucs_status_t uct_gba_status(int err)
+{
+    switch (err) {
+    case 0:
+        return UCS_OK;
+    case -EAGAIN:
+        return UCS_ERR_NO_RESOURCE;
+    case -ENOMEM:
+        return UCS_ERR_NO_MEMORY;
+    case -EINVAL:
+        return UCS_ERR_INVALID_PARAM;
+    case -ENOKEY:
+        return UCS_ERR_INVALID_ADDR;
+    case -EACCES:
+    case -EPERM:
+        return UCS_ERR_REJECTED;
+    case -ERANGE:
+        return UCS_ERR_OUT_OF_RANGE;
+    case -EHOSTUNREACH:
+        return UCS_ERR_UNREACHABLE;
+    case -EPIPE:
+    case -ESRCH:
+        return UCS_ERR_CONNECTION_RESET;
+    case -EMSGSIZE:
+        return UCS_ERR_EXCEEDS_LIMIT;
+    default:
+        return UCS_ERR_IO_ERROR;
+    }
+}
+
+
+/* Engine callbacks (struct gba_fab_ops), called from uct_gba_iface_progress */
+
+static void uct_gba_iface_fab_recv(void *ctx, struct gba_fab_rx *rx)
+{
+    uct_gba_iface_t *iface = ctx;
+    uint64_t id            = rx->tag;
+    struct iovec vec;
+    ssize_t copied;
+    void *data;
+
+    if (ucs_unlikely(id >= UCT_AM_ID_MAX)) {
+        ucs_error("gba: dropped a message with active message id %" PRIu64
+                  " from %u/%u", id, rx->src.pid, rx->src.ep_id);
+        gba_fab_rx_done(iface->fab_ep, rx, -EINVAL);
+        return;
+    }
+
+    if (rx->payload != NULL) {
+        data = (void*)rx->payload;
+    } else {
+        /* A large active message: single copy from the sender's memory */
+        if (ucs_unlikely(rx->len > iface->seg_size)) {
+            ucs_error("gba: dropped an active message of %" PRIu64
+                      " bytes from %u/%u (UCX_GBA_SEG_SIZE is %zu)",
+                      rx->len, rx->src.pid, rx->src.ep_id, iface->seg_size);
+            gba_fab_rx_done(iface->fab_ep, rx, -EMSGSIZE);
+            return;
+        }
+        vec.iov_base = iface->rx_buf;
+        vec.iov_len  = rx->len;
+        copied       = gba_fab_rx_copy(iface->fab_ep, rx, &vec, 1, 0);
+        if (ucs_unlikely(copied != (ssize_t)rx->len)) {
+            ucs_error("gba: cannot read an active message from %u/%u: %s",
+                      rx->src.pid, rx->src.ep_id,
+                      (copied < 0) ? strerror(-copied) : "short copy");
+            gba_fab_rx_done(iface->fab_ep, rx, (copied < 0) ? copied : -EIO);
+            return;
+        }
+        data = iface->rx_buf;
+    }
+
+    uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_RECV, (uint8_t)id,
+                       data, rx->len, "RX: AM");
+    uct_iface_invoke_am(&iface->super, id, data, rx->len, 0);
+    gba_fab_rx_done(iface->fab_ep, rx, 0);
+}
+
+static void uct_gba_iface_fab_complete(void *ctx, uint64_t cookie, int status)
+{
+    uct_gba_op_complete(ctx, (uct_gba_op_t*)(uintptr_t)cookie, status);
+}
+
+#define UCT_GBA_REMOTE_ACCESS \
+    (UCT_MD_MEM_ACCESS_REMOTE_PUT | UCT_MD_MEM_ACCESS_REMOTE_GET | \
+     UCT_MD_MEM_ACCESS_REMOTE_ATOMIC)
+
+/* Target side of a put, get or atomic: the registration of @key must
+ * contain the range and grant the access (all accesses when it was made
+ * without UCT_MD_MEM_ACCESS_REMOTE_* flags) */
+static int uct_gba_iface_fab_mr_lookup(void *ctx, uint64_t key, uint64_t addr,
+                                       size_t len, uint32_t access, void **ptr)
+{
+    uct_gba_iface_t *iface = ctx;
+    unsigned need          = 0;
+    uct_gba_memh_t *memh;
+    ucs_status_t status;
+
+    status = uct_gba_md_memh_find(iface->md, key, addr, len, &memh);
+    if (status == UCS_ERR_NO_ELEM) {
+        return -ENOKEY;
+    } else if (status != UCS_OK) {
+        return -ERANGE;
+    }
+
+    if (access & GBA_FAB_ACCESS_WRITE) {
+        need |= UCT_MD_MEM_ACCESS_REMOTE_PUT | UCT_MD_MEM_ACCESS_REMOTE_ATOMIC;
+    }
+    if (access & GBA_FAB_ACCESS_READ) {
+        need |= UCT_MD_MEM_ACCESS_REMOTE_GET | UCT_MD_MEM_ACCESS_REMOTE_ATOMIC;
+    }
+    if ((memh->flags & UCT_GBA_REMOTE_ACCESS) && !(memh->flags & need)) {
+        return -EACCES;
+    }
+
+    *ptr = (void*)(uintptr_t)addr;
+    return 0;
+}
+
+static const struct gba_fab_ops uct_gba_iface_fab_ops = {
+    .recv      = uct_gba_iface_fab_recv,
+    .complete  = uct_gba_iface_fab_complete,
+    .mr_lookup = uct_gba_iface_fab_mr_lookup,
+    .atomic    = NULL /* the engine's: 32/64-bit integers, CPU atomics */
+};
+
+
+unsigned uct_gba_iface_progress(uct_iface_h tl_iface)
+{
+    uct_gba_iface_t *iface = ucs_derived_of(tl_iface, uct_gba_iface_t);
+    uct_gba_pending_priv_t *priv;
+    int count;
+
+    count = gba_fab_progress(iface->fab_ep);
+    if (ucs_unlikely(!ucs_queue_is_empty(&iface->pending))) {
+        uct_pending_queue_dispatch(priv, &iface->pending, 1);
+    }
+    return (count > 0) ? count : 0;
+}
+
+static ucs_status_t uct_gba_iface_flush(uct_iface_h tl_iface, unsigned flags,
+                                        uct_completion_t *comp)
+{
+    uct_gba_iface_t *iface = ucs_derived_of(tl_iface, uct_gba_iface_t);
+
+    if (comp != NULL) {
+        return UCS_ERR_UNSUPPORTED;
+    }
+    if (!ucs_queue_is_empty(&iface->pending)) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+    if (iface->outstanding > 0) {
+        UCT_TL_IFACE_STAT_FLUSH_WAIT(&iface->super);
+        return UCS_INPROGRESS;
+    }
+    UCT_TL_IFACE_STAT_FLUSH(&iface->super);
+    return UCS_OK;
+}
+
 static ucs_status_t
 uct_gba_iface_query(uct_iface_h tl_iface, uct_iface_attr_t *iface_attr)
 {
     uct_gba_iface_t *iface = ucs_derived_of(tl_iface, uct_gba_iface_t);
+    const uint64_t amo     = UCS_BIT(UCT_ATOMIC_OP_ADD) |
+                         UCS_BIT(UCT_ATOMIC_OP_AND) |
+                         UCS_BIT(UCT_ATOMIC_OP_OR) |
+                         UCS_BIT(UCT_ATOMIC_OP_XOR);
 
-    /* Zeroes the capabilities: no operation and no events until the data
-     * path is there.  The connection model is declared (UCP requires one of
-     * every transport): endpoints will connect to an interface, but
-     * is_reachable() accepts no address yet, so none is created. */
     uct_base_iface_query(&iface->super, iface_attr);
 
-    iface_attr->iface_addr_len  = 0;
-    iface_attr->device_addr_len = 0;
+    iface_attr->iface_addr_len  = sizeof(uct_gba_iface_addr_t);
+    iface_attr->device_addr_len = sizeof(uct_gba_device_addr_t);
     iface_attr->ep_addr_len     = 0;
     iface_attr->max_conn_priv   = 0;
-    iface_attr->cap.flags       = UCT_IFACE_FLAG_CONNECT_TO_IFACE;
+    /* Atomics run on the target's CPU, with the CPU's atomic instructions:
+     * consistent with the target's own CPU atomics (UCT_IFACE_FLAG_ATOMIC_CPU,
+     * as the shared-memory transports) */
+    iface_attr->cap.flags = UCT_IFACE_FLAG_CONNECT_TO_IFACE |
+                            UCT_IFACE_FLAG_AM_SHORT | UCT_IFACE_FLAG_AM_BCOPY |
+                            UCT_IFACE_FLAG_AM_ZCOPY | UCT_IFACE_FLAG_PUT_SHORT |
+                            UCT_IFACE_FLAG_PUT_BCOPY |
+                            UCT_IFACE_FLAG_PUT_ZCOPY |
+                            UCT_IFACE_FLAG_GET_BCOPY |
+                            UCT_IFACE_FLAG_GET_ZCOPY |
+                            UCT_IFACE_FLAG_ATOMIC_CPU |
+                            UCT_IFACE_FLAG_PENDING | UCT_IFACE_FLAG_CB_SYNC;
     iface_attr->cap.event_flags = 0;
 
-    /* Estimates for the emulated fabric engine (shared-memory queues,
-     * single-copy transfers); to be replaced by measured values */
-    iface_attr->latency             = ucs_linear_func_make(500e-9, 0);
-    iface_attr->bandwidth.dedicated = 4096.0 * UCS_MBYTE;
-    iface_attr->bandwidth.shared    = 0;
+    iface_attr->cap.atomic32.op_flags  = amo;
+    iface_attr->cap.atomic64.op_flags  = amo;
+    iface_attr->cap.atomic32.fop_flags = amo | UCS_BIT(UCT_ATOMIC_OP_SWAP) |
+                                         UCS_BIT(UCT_ATOMIC_OP_CSWAP);
+    iface_attr->cap.atomic64.fop_flags = iface_attr->cap.atomic32.fop_flags;
+
+    iface_attr->cap.put.max_short       = UCT_GBA_MAX_INLINE;
+    iface_attr->cap.put.max_bcopy       = UCT_GBA_MAX_INLINE;
+    iface_attr->cap.put.min_zcopy       = 0;
+    iface_attr->cap.put.max_zcopy       = SIZE_MAX;
+    iface_attr->cap.put.opt_zcopy_align = 1;
+    iface_attr->cap.put.align_mtu       = 1;
+    iface_attr->cap.put.max_iov         = GBA_FAB_MAX_IOV;
+
+    iface_attr->cap.get.max_short       = 0;
+    iface_attr->cap.get.max_bcopy       = iface->seg_size;
+    iface_attr->cap.get.min_zcopy       = 0;
+    iface_attr->cap.get.max_zcopy       = SIZE_MAX;
+    iface_attr->cap.get.opt_zcopy_align = 1;
+    iface_attr->cap.get.align_mtu       = 1;
+    iface_attr->cap.get.max_iov         = GBA_FAB_MAX_IOV;
+
+    iface_attr->cap.am.max_short       = UCT_GBA_MAX_INLINE;
+    iface_attr->cap.am.max_bcopy       = UCT_GBA_MAX_INLINE;
+    iface_attr->cap.am.min_zcopy       = 0;
+    iface_attr->cap.am.max_zcopy       = iface->seg_size;
+    iface_attr->cap.am.opt_zcopy_align = 1;
+    iface_attr->cap.am.align_mtu       = 1;
+    iface_attr->cap.am.max_hdr         = UCT_GBA_AM_MAX_HDR;
+    iface_attr->cap.am.max_iov         = GBA_FAB_MAX_IOV - 1;
+
+    iface_attr->latency             = ucs_linear_func_make(iface->latency, 0);
+    iface_attr->bandwidth.dedicated = 0;
+    iface_attr->bandwidth.shared    = iface->bandwidth;
     iface_attr->overhead            = 50e-9;
     iface_attr->priority            = 0;
     return UCS_OK;
 }
 
+static ucs_status_t uct_gba_iface_get_address(uct_iface_h tl_iface,
+                                              uct_iface_addr_t *addr)
+{
+    uct_gba_iface_t *iface = ucs_derived_of(tl_iface, uct_gba_iface_t);
+
+    *(uct_gba_iface_addr_t*)addr = *gba_fab_ep_addr(iface->fab_ep);
+    return UCS_OK;
+}
+
+static ucs_status_t uct_gba_iface_get_device_address(uct_iface_h tl_iface,
+                                                     uct_device_addr_t *addr)
+{
+    *(uct_gba_device_addr_t*)addr = gba_host_id();
+    return UCS_OK;
+}
+
+/* Reachable: an interface of the GBA fabric of this host (the emulated
+ * fabric spans one host) */
 static int uct_gba_iface_is_reachable(const uct_iface_h tl_iface,
                                       const uct_device_addr_t *dev_addr,
                                       const uct_iface_addr_t *iface_addr)
 {
-    /* No data path yet: no peer is reachable */
-    return 0;
+    const uct_gba_iface_addr_t *addr = (const uct_gba_iface_addr_t*)iface_addr;
+
+    return (dev_addr != NULL) && (addr != NULL) &&
+           (*(const uct_gba_device_addr_t*)dev_addr == gba_host_id()) &&
+           gba_addr_valid(addr, sizeof(*addr)) &&
+           (addr->host_id == gba_host_id());
 }
 
-/* The data operations that return a length or a pointer, refused */
-static ssize_t uct_gba_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
-                                    void *arg, uint64_t remote_addr,
-                                    uct_rkey_t rkey)
-{
-    return UCS_ERR_UNSUPPORTED;
-}
-
-static ssize_t uct_gba_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
-                                   uct_pack_callback_t pack_cb, void *arg,
-                                   unsigned flags)
-{
-    return UCS_ERR_UNSUPPORTED;
-}
-
-static ssize_t uct_gba_ep_tag_eager_bcopy(uct_ep_h tl_ep, uct_tag_t tag,
-                                          uint64_t imm,
-                                          uct_pack_callback_t pack_cb,
-                                          void *arg, unsigned flags)
-{
-    return UCS_ERR_UNSUPPORTED;
-}
-
-static ucs_status_ptr_t
-uct_gba_ep_tag_rndv_zcopy(uct_ep_h tl_ep, uct_tag_t tag, const void *header,
-                          unsigned header_length, const uct_iov_t *iov,
-                          size_t iovcnt, unsigned flags, uct_completion_t *comp)
-{
-    return UCS_STATUS_PTR(UCS_ERR_UNSUPPORTED);
-}
+static ucs_mpool_ops_t uct_gba_iface_mpool_ops = {
+    .chunk_alloc   = ucs_mpool_chunk_malloc,
+    .chunk_release = ucs_mpool_chunk_free,
+    .obj_init      = NULL,
+    .obj_cleanup   = NULL,
+    .obj_str       = NULL
+};
 
 static UCS_CLASS_INIT_FUNC(uct_gba_iface_t, uct_md_h md, uct_worker_h worker,
                            const uct_iface_params_t *params,
                            const uct_iface_config_t *tl_config)
 {
+    uct_gba_iface_config_t *config = ucs_derived_of(tl_config,
+                                                    uct_gba_iface_config_t);
+    struct gba_fab_ep_attr attr;
+    ucs_status_t status;
+    int ret;
+
     UCT_CHECK_PARAM(params->field_mask & UCT_IFACE_PARAM_FIELD_OPEN_MODE,
                     "UCT_IFACE_PARAM_FIELD_OPEN_MODE is not defined");
     if (!(params->open_mode & UCT_IFACE_OPEN_MODE_DEVICE)) {
@@ -121,6 +357,28 @@ static UCS_CLASS_INIT_FUNC(uct_gba_iface_t, uct_md_h md, uct_worker_h worker,
         return UCS_ERR_NO_DEVICE;
     }
 
+    if (ucs_derived_of(worker, uct_priv_worker_t)->thread_mode ==
+        UCS_THREAD_MODE_MULTI) {
+        ucs_error("gba: a multi-threaded worker is not supported");
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    if ((config->seg_size < UCT_GBA_MAX_INLINE) ||
+        (config->seg_size > UCS_GBYTE)) {
+        ucs_error("gba: UCX_GBA_SEG_SIZE=%zu out of range [%d, 1g]",
+                  config->seg_size, UCT_GBA_MAX_INLINE);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (!ucs_is_pow2(config->rx_queue_len) || (config->rx_queue_len > 65536)) {
+        ucs_error("gba: UCX_GBA_RX_QUEUE_LEN=%u is not a power of two up to "
+                  "65536", config->rx_queue_len);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (config->max_ops == 0) {
+        ucs_error("gba: UCX_GBA_MAX_OPS must be positive");
+        return UCS_ERR_INVALID_PARAM;
+    }
+
     UCS_CLASS_CALL_SUPER_INIT(uct_base_iface_t, &uct_gba_iface_ops,
                               &uct_base_iface_internal_ops, md, worker, params,
                               tl_config UCS_STATS_ARG(
@@ -130,12 +388,71 @@ static UCS_CLASS_INIT_FUNC(uct_gba_iface_t, uct_md_h md, uct_worker_h worker,
                                               NULL)
                                       UCS_STATS_ARG(UCT_GBA_NAME));
 
-    ucs_debug("gba: opened iface %p on md %p", self, md);
+    self->md          = ucs_derived_of(md, uct_gba_md_t);
+    self->seg_size    = config->seg_size;
+    self->latency     = config->latency;
+    self->bandwidth   = config->bandwidth;
+    self->outstanding = 0;
+    ucs_queue_head_init(&self->pending);
+
+    status = ucs_mpool_init(&self->op_mp, 0, sizeof(uct_gba_op_t), 0,
+                            UCS_SYS_CACHE_LINE_SIZE, 128, UINT_MAX,
+                            &uct_gba_iface_mpool_ops, "gba_op");
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    status = ucs_mpool_init(&self->buf_mp, 0, self->seg_size, 0,
+                            UCS_SYS_CACHE_LINE_SIZE, 4, UINT_MAX,
+                            &uct_gba_iface_mpool_ops, "gba_get_buf");
+    if (status != UCS_OK) {
+        goto err_op_mp;
+    }
+
+    self->tx_buf = ucs_malloc(UCT_GBA_MAX_INLINE, "gba_tx_buf");
+    self->rx_buf = ucs_malloc(self->seg_size, "gba_rx_buf");
+    if ((self->tx_buf == NULL) || (self->rx_buf == NULL)) {
+        ucs_error("gba: failed to allocate the bounce buffers");
+        status = UCS_ERR_NO_MEMORY;
+        goto err_bufs;
+    }
+
+    memset(&attr, 0, sizeof(attr));
+    attr.rx_slots = config->rx_queue_len;
+    attr.max_ops  = config->max_ops;
+    attr.ops      = &uct_gba_iface_fab_ops;
+    attr.ctx      = self;
+    ret           = gba_fab_ep_open(&attr, &self->fab_ep);
+    if (ret < 0) {
+        ucs_error("gba: cannot open the fabric endpoint: %s", strerror(-ret));
+        status = uct_gba_status(ret);
+        goto err_bufs;
+    }
+
+    ucs_debug("gba: opened iface %p on md %p, address %u/%u", self, md,
+              gba_fab_ep_addr(self->fab_ep)->pid,
+              gba_fab_ep_addr(self->fab_ep)->ep_id);
     return UCS_OK;
+
+err_bufs:
+    ucs_free(self->rx_buf);
+    ucs_free(self->tx_buf);
+    ucs_mpool_cleanup(&self->buf_mp, 0);
+err_op_mp:
+    ucs_mpool_cleanup(&self->op_mp, 0);
+    return status;
 }
 
 static UCS_CLASS_CLEANUP_FUNC(uct_gba_iface_t)
 {
+    uct_base_iface_progress_disable(&self->super.super,
+                                    UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
+    /* Outstanding operations are dropped by the engine, without callbacks */
+    gba_fab_ep_close(self->fab_ep);
+    ucs_free(self->rx_buf);
+    ucs_free(self->tx_buf);
+    ucs_mpool_cleanup(&self->buf_mp, 0);
+    ucs_mpool_cleanup(&self->op_mp, 0);
     ucs_debug("gba: closed iface %p", self);
 }
 
@@ -149,93 +466,44 @@ static UCS_CLASS_DEFINE_NEW_FUNC(uct_gba_iface_t, uct_iface_t, uct_md_h,
 
 /* clang-format off */
 static uct_iface_ops_t uct_gba_iface_ops = {
-    .ep_put_short             = (uct_ep_put_short_func_t)
-            ucs_empty_function_return_unsupported,
+    .ep_put_short             = uct_gba_ep_put_short,
     .ep_put_bcopy             = uct_gba_ep_put_bcopy,
-    .ep_put_zcopy             = (uct_ep_put_zcopy_func_t)
-            ucs_empty_function_return_unsupported,
+    .ep_put_zcopy             = uct_gba_ep_put_zcopy,
     .ep_get_short             = (uct_ep_get_short_func_t)
             ucs_empty_function_return_unsupported,
-    .ep_get_bcopy             = (uct_ep_get_bcopy_func_t)
-            ucs_empty_function_return_unsupported,
-    .ep_get_zcopy             = (uct_ep_get_zcopy_func_t)
-            ucs_empty_function_return_unsupported,
-    .ep_am_short              = (uct_ep_am_short_func_t)
-            ucs_empty_function_return_unsupported,
-    .ep_am_short_iov          = (uct_ep_am_short_iov_func_t)
-            ucs_empty_function_return_unsupported,
+    .ep_get_bcopy             = uct_gba_ep_get_bcopy,
+    .ep_get_zcopy             = uct_gba_ep_get_zcopy,
+    .ep_am_short              = uct_gba_ep_am_short,
+    .ep_am_short_iov          = uct_gba_ep_am_short_iov,
     .ep_am_bcopy              = uct_gba_ep_am_bcopy,
-    .ep_am_zcopy              = (uct_ep_am_zcopy_func_t)
-            ucs_empty_function_return_unsupported,
-    .ep_atomic_cswap64        = (uct_ep_atomic_cswap64_func_t)
-            ucs_empty_function_return_unsupported,
-    .ep_atomic_cswap32        = (uct_ep_atomic_cswap32_func_t)
-            ucs_empty_function_return_unsupported,
-    .ep_atomic32_post         = (uct_ep_atomic32_post_func_t)
-            ucs_empty_function_return_unsupported,
-    .ep_atomic64_post         = (uct_ep_atomic64_post_func_t)
-            ucs_empty_function_return_unsupported,
-    .ep_atomic32_fetch        = (uct_ep_atomic32_fetch_func_t)
-            ucs_empty_function_return_unsupported,
-    .ep_atomic64_fetch        = (uct_ep_atomic64_fetch_func_t)
-            ucs_empty_function_return_unsupported,
-    .ep_tag_eager_short       = (uct_ep_tag_eager_short_func_t)
-            ucs_empty_function_return_unsupported,
-    .ep_tag_eager_bcopy       = uct_gba_ep_tag_eager_bcopy,
-    .ep_tag_eager_zcopy       = (uct_ep_tag_eager_zcopy_func_t)
-            ucs_empty_function_return_unsupported,
-    .ep_tag_rndv_zcopy        = uct_gba_ep_tag_rndv_zcopy,
-    .ep_tag_rndv_cancel       = (uct_ep_tag_rndv_cancel_func_t)
-            ucs_empty_function_return_unsupported,
-    .ep_tag_rndv_request      = (uct_ep_tag_rndv_request_func_t)
-            ucs_empty_function_return_unsupported,
-    .iface_tag_recv_zcopy     = (uct_iface_tag_recv_zcopy_func_t)
-            ucs_empty_function_return_unsupported,
-    .iface_tag_recv_cancel    = (uct_iface_tag_recv_cancel_func_t)
-            ucs_empty_function_return_unsupported,
-    .ep_pending_add           = (uct_ep_pending_add_func_t)
-            ucs_empty_function_return_unsupported,
-    .ep_pending_purge         = (uct_ep_pending_purge_func_t)
-            ucs_empty_function,
-    .ep_flush                 = uct_base_ep_flush,
+    .ep_am_zcopy              = uct_gba_ep_am_zcopy,
+    .ep_atomic_cswap64        = uct_gba_ep_atomic_cswap64,
+    .ep_atomic_cswap32        = uct_gba_ep_atomic_cswap32,
+    .ep_atomic32_post         = uct_gba_ep_atomic32_post,
+    .ep_atomic64_post         = uct_gba_ep_atomic64_post,
+    .ep_atomic32_fetch        = uct_gba_ep_atomic32_fetch,
+    .ep_atomic64_fetch        = uct_gba_ep_atomic64_fetch,
+    .ep_pending_add           = uct_gba_ep_pending_add,
+    .ep_pending_purge         = uct_gba_ep_pending_purge,
+    .ep_flush                 = uct_gba_ep_flush,
     .ep_fence                 = uct_base_ep_fence,
     .ep_check                 = (uct_ep_check_func_t)
             ucs_empty_function_return_unsupported,
-    .ep_create                = (uct_ep_create_func_t)
-            ucs_empty_function_return_unsupported,
-    .ep_connect               = (uct_ep_connect_func_t)
-            ucs_empty_function_return_unsupported,
-    .ep_disconnect            = (uct_ep_disconnect_func_t)
-            ucs_empty_function_return_unsupported,
-    .cm_ep_conn_notify        = (uct_cm_ep_conn_notify_func_t)
-            ucs_empty_function_return_unsupported,
-    .ep_destroy               = (uct_ep_destroy_func_t)ucs_empty_function,
-    .ep_get_address           = (uct_ep_get_address_func_t)
-            ucs_empty_function_return_unsupported,
-    .ep_connect_to_ep         = (uct_ep_connect_to_ep_func_t)
-            ucs_empty_function_return_unsupported,
-    .iface_accept             = (uct_iface_accept_func_t)
-            ucs_empty_function_return_unsupported,
-    .iface_reject             = (uct_iface_reject_func_t)
-            ucs_empty_function_return_unsupported,
-    .iface_flush              = uct_base_iface_flush,
+    .ep_create                = UCS_CLASS_NEW_FUNC_NAME(uct_gba_ep_t),
+    .ep_destroy               = UCS_CLASS_DELETE_FUNC_NAME(uct_gba_ep_t),
+    .iface_flush              = uct_gba_iface_flush,
     .iface_fence              = uct_base_iface_fence,
-    .iface_progress_enable    = (uct_iface_progress_enable_func_t)
-            ucs_empty_function,
-    .iface_progress_disable   = (uct_iface_progress_disable_func_t)
-            ucs_empty_function,
-    .iface_progress           = (uct_iface_progress_func_t)
-            ucs_empty_function_return_zero,
+    .iface_progress_enable    = uct_base_iface_progress_enable,
+    .iface_progress_disable   = uct_base_iface_progress_disable,
+    .iface_progress           = uct_gba_iface_progress,
     .iface_event_fd_get       = (uct_iface_event_fd_get_func_t)
             ucs_empty_function_return_unsupported,
     .iface_event_arm          = (uct_iface_event_arm_func_t)
             ucs_empty_function_return_unsupported,
     .iface_close              = UCS_CLASS_DELETE_FUNC_NAME(uct_gba_iface_t),
     .iface_query              = uct_gba_iface_query,
-    .iface_get_device_address = (uct_iface_get_device_address_func_t)
-            ucs_empty_function_return_success,
-    .iface_get_address        = (uct_iface_get_address_func_t)
-            ucs_empty_function_return_success,
+    .iface_get_device_address = uct_gba_iface_get_device_address,
+    .iface_get_address        = uct_gba_iface_get_address,
     .iface_is_reachable       = uct_gba_iface_is_reachable
 };
 /* clang-format on */

@@ -1,9 +1,11 @@
 /**
  * uct_gba: the "gba" transport's interface.
  *
- * This release has the interface without a data path: it opens, reports
- * what it does (no capability flags, no reachable peers) and closes; every
- * data operation returns UCS_ERR_UNSUPPORTED.
+ * An interface owns one endpoint of the GBA fabric engine (gba/gba_fab.h):
+ * its address is the interface address, its receive queue brings active
+ * messages and the remote puts, gets and atomics other processes execute
+ * here, and iface_progress drives it.  UCT endpoints are peer handles of
+ * that engine endpoint (connect-to-iface).
  */
 
 #ifndef UCT_GBA_IFACE_H_
@@ -11,7 +13,17 @@
 
 #include "gba_md.h"
 
+#include <gba/gba_addr.h>
+#include <gba/gba_fab.h>
 #include <uct/base/uct_iface.h>
+#include <ucs/datastruct/list.h>
+#include <ucs/datastruct/mpool.h>
+#include <ucs/datastruct/queue.h>
+
+
+/* Largest active message or bcopy put that travels inside the peer's
+ * receive queue; UCT's am_short header is part of it */
+#define UCT_GBA_MAX_INLINE GBA_FAB_INLINE
 
 
 /**
@@ -20,8 +32,25 @@
 /* clang-format off */
 typedef struct uct_gba_iface_config {
     uct_iface_config_t super;
+    size_t             seg_size;   /* Largest am_zcopy / get_bcopy */
+    unsigned           rx_queue_len; /* Receive queue slots */
+    unsigned           max_ops;    /* Outstanding operations */
+    double             latency;    /* Reported latency, seconds */
+    double             bandwidth;  /* Reported bandwidth, bytes/second */
 } uct_gba_iface_config_t;
 /* clang-format on */
+
+
+/**
+ * Interface address: the engine endpoint's address (struct gba_addr)
+ */
+typedef struct gba_addr uct_gba_iface_addr_t;
+
+
+/**
+ * Device address: the host the interface is on (gba_host_id())
+ */
+typedef uint64_t uct_gba_device_addr_t;
 
 
 /**
@@ -29,9 +58,34 @@ typedef struct uct_gba_iface_config {
  */
 /* clang-format off */
 typedef struct uct_gba_iface {
-    uct_base_iface_t super;
+    uct_base_iface_t  super;
+    uct_gba_md_t      *md;          /* Memory domain, for remote accesses */
+    struct gba_fab_ep *fab_ep;      /* Engine endpoint */
+    size_t            seg_size;     /* UCX_GBA_SEG_SIZE */
+    double            latency;      /* UCX_GBA_LATENCY */
+    double            bandwidth;    /* UCX_GBA_BANDWIDTH */
+    ucs_mpool_t       op_mp;        /* Operation descriptors */
+    ucs_mpool_t       buf_mp;       /* get_bcopy buffers, seg_size bytes */
+    ucs_queue_head_t  pending;      /* Pending requests of all endpoints */
+    void              *tx_buf;      /* Bounce buffer of bcopy sends */
+    void              *rx_buf;      /* Receive buffer of large messages */
+    unsigned          outstanding;  /* Operations not completed yet */
 } uct_gba_iface_t;
 /* clang-format on */
+
+
+/**
+ * Progress the interface: the engine's queue, then pending requests.
+ *
+ * @return the number of events handled.
+ */
+unsigned uct_gba_iface_progress(uct_iface_h tl_iface);
+
+
+/**
+ * Map a negative errno of the engine (gba/gba_fab.h) to a UCS status.
+ */
+ucs_status_t uct_gba_status(int err);
 
 
 extern uct_tl_t uct_gba_tl;

@@ -1,0 +1,732 @@
+/**
+ * uct_gba: the "gba" transport's endpoints and their operations.
+ *
+ * Argument shapes, completion semantics and return codes are those of
+ * uct/api/uct.h (UCX 1.13); see also uct_gba(7).
+ */
+
+/* clang-format off */
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+/* clang-format on */
+
+#include "gba_ep.h"
+
+#include <uct/base/uct_iov.inl>
+#include <ucs/debug/log.h>
+#include <ucs/type/class.h>
+#include <string.h>
+
+
+/* Refuse new operations while requests wait in the pending queue, so that
+ * they keep their order (uct_ep_pending_add(3)) */
+#define UCT_GBA_CHECK_RES(_iface) \
+    if (ucs_unlikely(!ucs_queue_is_empty(&(_iface)->pending))) { \
+        return UCS_ERR_NO_RESOURCE; \
+    }
+
+
+static UCS_F_ALWAYS_INLINE uct_gba_iface_t *uct_gba_ep_iface(uct_gba_ep_t *ep)
+{
+    return ucs_derived_of(ep->super.super.iface, uct_gba_iface_t);
+}
+
+static UCS_F_ALWAYS_INLINE uint64_t uct_gba_rkey_key_id(uct_rkey_t rkey)
+{
+    return ((const uct_gba_rkey_t*)rkey)->key_id;
+}
+
+static UCS_F_ALWAYS_INLINE uct_gba_op_t *
+uct_gba_op_get(uct_gba_iface_t *iface, uct_gba_op_type_t type,
+               uct_completion_t *comp)
+{
+    uct_gba_op_t *op = ucs_mpool_get_inline(&iface->op_mp);
+
+    if (ucs_unlikely(op == NULL)) {
+        return NULL;
+    }
+
+    op->type = type;
+    op->comp = comp;
+    return op;
+}
+
+/* The engine accepted @op: record it as outstanding on @ep */
+static UCS_F_ALWAYS_INLINE void uct_gba_op_start(uct_gba_iface_t *iface,
+                                                 uct_gba_ep_t *ep,
+                                                 uct_gba_op_t *op)
+{
+    op->ep = ep;
+    ucs_list_add_tail(&ep->ops, &op->list);
+    ++iface->outstanding;
+}
+
+/* Complete the flush markers no operation precedes any more */
+static void uct_gba_ep_flush_markers(uct_gba_ep_t *ep)
+{
+    uct_gba_op_t *op;
+
+    while (!ucs_list_is_empty(&ep->ops)) {
+        op = ucs_list_head(&ep->ops, uct_gba_op_t, list);
+        if (op->type != UCT_GBA_OP_FLUSH) {
+            return;
+        }
+        ucs_list_del(&op->list);
+        uct_invoke_completion(op->comp, UCS_OK);
+        ucs_mpool_put_inline(op);
+    }
+}
+
+void uct_gba_op_complete(uct_gba_iface_t *iface, uct_gba_op_t *op,
+                         int status)
+{
+    ucs_status_t ucs_status = uct_gba_status(status);
+    uct_gba_ep_t *ep        = op->ep;
+
+    ucs_assert(iface->outstanding > 0);
+    --iface->outstanding;
+
+    if (op->type == UCT_GBA_OP_GET_BCOPY) {
+        if (ucs_status == UCS_OK) {
+            op->unpack_cb(op->unpack_arg, op->buf, op->length);
+        }
+        ucs_mpool_put_inline(op->buf);
+    }
+
+    if (op->comp != NULL) {
+        uct_invoke_completion(op->comp, ucs_status);
+    }
+
+    if (ep != NULL) {
+        ucs_list_del(&op->list);
+        if (ucs_unlikely(ucs_status != UCS_OK)) {
+            ucs_debug("gba: ep %p operation failed: %s", ep,
+                      ucs_status_string(ucs_status));
+            if (((status == -EPIPE) || (status == -EHOSTUNREACH) ||
+                 (status == -ESRCH)) && !ep->failed) {
+                ep->failed = 1;
+                uct_iface_handle_ep_err(&iface->super.super, &ep->super.super,
+                                        ucs_status);
+            }
+        }
+        uct_gba_ep_flush_markers(ep);
+    }
+    ucs_mpool_put_inline(op);
+}
+
+/* Engine return code of an initiating call to a UCS status */
+static UCS_F_ALWAYS_INLINE ucs_status_t uct_gba_ep_start_status(int ret)
+{
+    if (ucs_likely(ret >= 0)) {
+        return UCS_OK;
+    } else if (ret == -EAGAIN) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+    return uct_gba_status(ret);
+}
+
+/* uct_iov_t[] to struct iovec[]; UCS_ERR_INVALID_PARAM for too many
+ * entries or strided ones */
+static ucs_status_t uct_gba_iov_convert(const uct_iov_t *iov, size_t iovcnt,
+                                        struct iovec *vec, size_t max,
+                                        size_t *total_p)
+{
+    size_t i, total = 0;
+
+    if (ucs_unlikely(iovcnt > max)) {
+        ucs_error("gba: %zu iov entries (at most %zu)", iovcnt, max);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    for (i = 0; i < iovcnt; ++i) {
+        if (ucs_unlikely((iov[i].count > 1) &&
+                         (iov[i].stride != iov[i].length))) {
+            ucs_error("gba: strided iov entries are not supported");
+            return UCS_ERR_INVALID_PARAM;
+        }
+        vec[i].iov_base = iov[i].buffer;
+        vec[i].iov_len  = uct_iov_get_length(&iov[i]);
+        total          += vec[i].iov_len;
+    }
+
+    *total_p = total;
+    return UCS_OK;
+}
+
+
+/* Active messages: the engine's tag carries the AM id */
+
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_gba_ep_am_send_inline(uct_gba_ep_t *ep, uint8_t id, const struct iovec *vec,
+                          size_t count)
+{
+    uct_gba_iface_t *iface = uct_gba_ep_iface(ep);
+
+    return uct_gba_ep_start_status(
+            gba_fab_send(iface->fab_ep, ep->peer, vec, count, id, 0, 0, 0));
+}
+
+ucs_status_t uct_gba_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header,
+                                 const void *payload, unsigned length)
+{
+    uct_gba_ep_t *ep       = ucs_derived_of(tl_ep, uct_gba_ep_t);
+    uct_gba_iface_t *iface = uct_gba_ep_iface(ep);
+    struct iovec vec[2];
+    ucs_status_t status;
+
+    UCT_CHECK_AM_ID(id);
+    if (ucs_unlikely(length + sizeof(header) > UCT_GBA_MAX_INLINE)) {
+        ucs_error("gba: am_short of %u bytes (at most %zu)", length,
+                  UCT_GBA_MAX_INLINE - sizeof(header));
+        return UCS_ERR_INVALID_PARAM;
+    }
+    UCT_GBA_CHECK_RES(iface);
+
+    vec[0].iov_base = &header;
+    vec[0].iov_len  = sizeof(header);
+    vec[1].iov_base = (void*)payload;
+    vec[1].iov_len  = length;
+    status          = uct_gba_ep_am_send_inline(ep, id, vec, 2);
+    if (status == UCS_OK) {
+        UCT_TL_EP_STAT_OP(&ep->super, AM, SHORT, sizeof(header) + length);
+    }
+    return status;
+}
+
+ucs_status_t uct_gba_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
+                                     const uct_iov_t *iov, size_t iovcnt)
+{
+    uct_gba_ep_t *ep       = ucs_derived_of(tl_ep, uct_gba_ep_t);
+    uct_gba_iface_t *iface = uct_gba_ep_iface(ep);
+    struct iovec vec[GBA_FAB_MAX_IOV];
+    ucs_status_t status;
+    size_t total;
+
+    UCT_CHECK_AM_ID(id);
+    status = uct_gba_iov_convert(iov, iovcnt, vec, GBA_FAB_MAX_IOV, &total);
+    if (status != UCS_OK) {
+        return status;
+    }
+    if (ucs_unlikely(total > UCT_GBA_MAX_INLINE)) {
+        ucs_error("gba: am_short_iov of %zu bytes (at most %d)", total,
+                  UCT_GBA_MAX_INLINE);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    UCT_GBA_CHECK_RES(iface);
+
+    status = uct_gba_ep_am_send_inline(ep, id, vec, iovcnt);
+    if (status == UCS_OK) {
+        UCT_TL_EP_STAT_OP(&ep->super, AM, SHORT, total);
+    }
+    return status;
+}
+
+ssize_t uct_gba_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
+                            uct_pack_callback_t pack_cb, void *arg,
+                            unsigned flags)
+{
+    uct_gba_ep_t *ep       = ucs_derived_of(tl_ep, uct_gba_ep_t);
+    uct_gba_iface_t *iface = uct_gba_ep_iface(ep);
+    struct iovec vec;
+    ucs_status_t status;
+
+    UCT_CHECK_AM_ID(id);
+    UCT_GBA_CHECK_RES(iface);
+
+    /* The engine copies the packed bytes into the peer's queue before
+     * returning: one bounce buffer serves every send */
+    vec.iov_base = iface->tx_buf;
+    vec.iov_len  = pack_cb(iface->tx_buf, arg);
+    ucs_assertv(vec.iov_len <= UCT_GBA_MAX_INLINE, "packed %zu bytes",
+                vec.iov_len);
+    status = uct_gba_ep_am_send_inline(ep, id, &vec, 1);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    UCT_TL_EP_STAT_OP(&ep->super, AM, BCOPY, vec.iov_len);
+    return vec.iov_len;
+}
+
+ucs_status_t uct_gba_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id,
+                                 const void *header, unsigned header_length,
+                                 const uct_iov_t *iov, size_t iovcnt,
+                                 unsigned flags, uct_completion_t *comp)
+{
+    uct_gba_ep_t *ep       = ucs_derived_of(tl_ep, uct_gba_ep_t);
+    uct_gba_iface_t *iface = uct_gba_ep_iface(ep);
+    struct iovec vec[GBA_FAB_MAX_IOV];
+    ucs_status_t status;
+    uct_gba_op_t *op;
+    size_t total;
+    int ret;
+
+    UCT_CHECK_AM_ID(id);
+    if (ucs_unlikely(header_length > UCT_GBA_AM_MAX_HDR)) {
+        ucs_error("gba: am_zcopy header of %u bytes (at most %d)",
+                  header_length, UCT_GBA_AM_MAX_HDR);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    status = uct_gba_iov_convert(iov, iovcnt, vec + 1, GBA_FAB_MAX_IOV - 1,
+                                 &total);
+    if (status != UCS_OK) {
+        return status;
+    }
+    total += header_length;
+    if (ucs_unlikely(total > iface->seg_size)) {
+        ucs_error("gba: am_zcopy of %zu bytes (at most %zu)", total,
+                  iface->seg_size);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    UCT_GBA_CHECK_RES(iface);
+
+    op = uct_gba_op_get(iface, UCT_GBA_OP_PLAIN, comp);
+    if (ucs_unlikely(op == NULL)) {
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    /* A large message is read by the receiver later: the header lives in
+     * the descriptor until then */
+    memcpy(op->hdr, header, header_length);
+    vec[0].iov_base = op->hdr;
+    vec[0].iov_len  = header_length;
+    ret = gba_fab_send(iface->fab_ep, ep->peer, vec, iovcnt + 1, id, 0, 0,
+                       (uintptr_t)op);
+    if (ret != 0) {
+        ucs_mpool_put_inline(op);
+        status = uct_gba_ep_start_status(ret); /* 1: copied, complete */
+        if (status == UCS_OK) {
+            UCT_TL_EP_STAT_OP(&ep->super, AM, ZCOPY, total);
+        }
+        return status;
+    }
+
+    uct_gba_op_start(iface, ep, op);
+    UCT_TL_EP_STAT_OP(&ep->super, AM, ZCOPY, total);
+    return UCS_INPROGRESS;
+}
+
+
+/* RMA: the target executes it; the engine reports every put and get */
+
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_gba_ep_rma(uct_gba_ep_t *ep, int put, uct_gba_op_t *op,
+               const struct iovec *vec, size_t count, uint64_t remote_addr,
+               uct_rkey_t rkey)
+{
+    uct_gba_iface_t *iface = uct_gba_ep_iface(ep);
+    int ret;
+
+    if (put) {
+        ret = gba_fab_put(iface->fab_ep, ep->peer, vec, count, remote_addr,
+                          uct_gba_rkey_key_id(rkey), 0, 0, (uintptr_t)op);
+    } else {
+        ret = gba_fab_get(iface->fab_ep, ep->peer, vec, count, remote_addr,
+                          uct_gba_rkey_key_id(rkey), 0, (uintptr_t)op);
+    }
+
+    if (ucs_unlikely(ret < 0)) {
+        return uct_gba_ep_start_status(ret);
+    }
+
+    uct_gba_op_start(iface, ep, op);
+    return UCS_OK;
+}
+
+/* A put of at most UCT_GBA_MAX_INLINE bytes: the engine copies @vec */
+static UCS_F_ALWAYS_INLINE ucs_status_t uct_gba_ep_put_inline(
+        uct_gba_ep_t *ep, const struct iovec *vec, uint64_t remote_addr,
+        uct_rkey_t rkey)
+{
+    uct_gba_iface_t *iface = uct_gba_ep_iface(ep);
+    ucs_status_t status;
+    uct_gba_op_t *op;
+
+    op = uct_gba_op_get(iface, UCT_GBA_OP_PLAIN, NULL);
+    if (ucs_unlikely(op == NULL)) {
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    status = uct_gba_ep_rma(ep, 1, op, vec, 1, remote_addr, rkey);
+    if (ucs_unlikely(status != UCS_OK)) {
+        ucs_mpool_put_inline(op);
+    }
+    return status;
+}
+
+ucs_status_t uct_gba_ep_put_short(uct_ep_h tl_ep, const void *buffer,
+                                  unsigned length, uint64_t remote_addr,
+                                  uct_rkey_t rkey)
+{
+    uct_gba_ep_t *ep       = ucs_derived_of(tl_ep, uct_gba_ep_t);
+    uct_gba_iface_t *iface = uct_gba_ep_iface(ep);
+    struct iovec vec;
+    ucs_status_t status;
+
+    if (ucs_unlikely(length > UCT_GBA_MAX_INLINE)) {
+        ucs_error("gba: put_short of %u bytes (at most %d)", length,
+                  UCT_GBA_MAX_INLINE);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    UCT_GBA_CHECK_RES(iface);
+
+    vec.iov_base = (void*)buffer;
+    vec.iov_len  = length;
+    status       = uct_gba_ep_put_inline(ep, &vec, remote_addr, rkey);
+    if (status == UCS_OK) {
+        UCT_TL_EP_STAT_OP(&ep->super, PUT, SHORT, length);
+    }
+    return status;
+}
+
+ssize_t uct_gba_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
+                             void *arg, uint64_t remote_addr, uct_rkey_t rkey)
+{
+    uct_gba_ep_t *ep       = ucs_derived_of(tl_ep, uct_gba_ep_t);
+    uct_gba_iface_t *iface = uct_gba_ep_iface(ep);
+    struct iovec vec;
+    ucs_status_t status;
+
+    UCT_GBA_CHECK_RES(iface);
+
+    vec.iov_base = iface->tx_buf;
+    vec.iov_len  = pack_cb(iface->tx_buf, arg);
+    ucs_assertv(vec.iov_len <= UCT_GBA_MAX_INLINE, "packed %zu bytes",
+                vec.iov_len);
+    status = uct_gba_ep_put_inline(ep, &vec, remote_addr, rkey);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    UCT_TL_EP_STAT_OP(&ep->super, PUT, BCOPY, vec.iov_len);
+    return vec.iov_len;
+}
+
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_gba_ep_rma_zcopy(uct_ep_h tl_ep, int put, const uct_iov_t *iov,
+                     size_t iovcnt, uint64_t remote_addr, uct_rkey_t rkey,
+                     uct_completion_t *comp)
+{
+    uct_gba_ep_t *ep       = ucs_derived_of(tl_ep, uct_gba_ep_t);
+    uct_gba_iface_t *iface = uct_gba_ep_iface(ep);
+    struct iovec vec[GBA_FAB_MAX_IOV];
+    ucs_status_t status;
+    uct_gba_op_t *op;
+    size_t total;
+
+    status = uct_gba_iov_convert(iov, iovcnt, vec, GBA_FAB_MAX_IOV, &total);
+    if (status != UCS_OK) {
+        return status;
+    }
+    UCT_GBA_CHECK_RES(iface);
+
+    op = uct_gba_op_get(iface, UCT_GBA_OP_PLAIN, comp);
+    if (ucs_unlikely(op == NULL)) {
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    status = uct_gba_ep_rma(ep, put, op, vec, iovcnt, remote_addr, rkey);
+    if (ucs_unlikely(status != UCS_OK)) {
+        ucs_mpool_put_inline(op);
+        return status;
+    }
+
+    if (put) {
+        UCT_TL_EP_STAT_OP(&ep->super, PUT, ZCOPY, total);
+    } else {
+        UCT_TL_EP_STAT_OP(&ep->super, GET, ZCOPY, total);
+    }
+    return UCS_INPROGRESS;
+}
+
+ucs_status_t uct_gba_ep_put_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
+                                  size_t iovcnt, uint64_t remote_addr,
+                                  uct_rkey_t rkey, uct_completion_t *comp)
+{
+    return uct_gba_ep_rma_zcopy(tl_ep, 1, iov, iovcnt, remote_addr, rkey,
+                                comp);
+}
+
+ucs_status_t uct_gba_ep_get_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
+                                  size_t iovcnt, uint64_t remote_addr,
+                                  uct_rkey_t rkey, uct_completion_t *comp)
+{
+    return uct_gba_ep_rma_zcopy(tl_ep, 0, iov, iovcnt, remote_addr, rkey,
+                                comp);
+}
+
+ucs_status_t uct_gba_ep_get_bcopy(uct_ep_h tl_ep,
+                                  uct_unpack_callback_t unpack_cb, void *arg,
+                                  size_t length, uint64_t remote_addr,
+                                  uct_rkey_t rkey, uct_completion_t *comp)
+{
+    uct_gba_ep_t *ep       = ucs_derived_of(tl_ep, uct_gba_ep_t);
+    uct_gba_iface_t *iface = uct_gba_ep_iface(ep);
+    ucs_status_t status;
+    struct iovec vec;
+    uct_gba_op_t *op;
+
+    if (ucs_unlikely(length > iface->seg_size)) {
+        ucs_error("gba: get_bcopy of %zu bytes (at most %zu)", length,
+                  iface->seg_size);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    UCT_GBA_CHECK_RES(iface);
+
+    op = uct_gba_op_get(iface, UCT_GBA_OP_GET_BCOPY, comp);
+    if (ucs_unlikely(op == NULL)) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    op->buf = ucs_mpool_get_inline(&iface->buf_mp);
+    if (ucs_unlikely(op->buf == NULL)) {
+        ucs_mpool_put_inline(op);
+        return UCS_ERR_NO_MEMORY;
+    }
+    op->unpack_cb  = unpack_cb;
+    op->unpack_arg = arg;
+    op->length     = length;
+
+    vec.iov_base = op->buf;
+    vec.iov_len  = length;
+    status       = uct_gba_ep_rma(ep, 0, op, &vec, 1, remote_addr, rkey);
+    if (ucs_unlikely(status != UCS_OK)) {
+        ucs_mpool_put_inline(op->buf);
+        ucs_mpool_put_inline(op);
+        return status;
+    }
+
+    UCT_TL_EP_STAT_OP(&ep->super, GET, BCOPY, length);
+    return UCS_INPROGRESS;
+}
+
+
+/* Atomics: executed by the target's CPU (the engine's built-in executor:
+ * the operation is an enum gba_fab_atomic_op, the datatype the size) */
+
+static UCS_F_ALWAYS_INLINE int uct_gba_atomic_op(unsigned opcode)
+{
+    switch (opcode) {
+    case UCT_ATOMIC_OP_ADD:
+        return GBA_FAB_AOP_ADD;
+    case UCT_ATOMIC_OP_AND:
+        return GBA_FAB_AOP_AND;
+    case UCT_ATOMIC_OP_OR:
+        return GBA_FAB_AOP_OR;
+    case UCT_ATOMIC_OP_XOR:
+        return GBA_FAB_AOP_XOR;
+    case UCT_ATOMIC_OP_SWAP:
+        return GBA_FAB_AOP_SWAP;
+    case UCT_ATOMIC_OP_CSWAP:
+        return GBA_FAB_AOP_CSWAP;
+    default:
+        return -1;
+    }
+}
+
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_gba_ep_atomic(uct_ep_h tl_ep, unsigned opcode, size_t size,
+                  const void *operand, const void *compare, void *result,
+                  uint64_t remote_addr, uct_rkey_t rkey, uct_completion_t *comp)
+{
+    uct_gba_ep_t *ep       = ucs_derived_of(tl_ep, uct_gba_ep_t);
+    uct_gba_iface_t *iface = uct_gba_ep_iface(ep);
+    int op_code            = uct_gba_atomic_op(opcode);
+    uct_gba_op_t *op;
+    int ret;
+
+    if (ucs_unlikely((op_code < 0) ||
+                     ((result == NULL) && (op_code == GBA_FAB_AOP_SWAP)))) {
+        ucs_error("gba: unsupported atomic%zu operation %u%s", size * 8,
+                  opcode, (result == NULL) ? " (post)" : "");
+        return UCS_ERR_UNSUPPORTED;
+    }
+    if (ucs_unlikely(remote_addr % size)) {
+        ucs_error("gba: atomic%zu at unaligned address 0x%" PRIx64, size * 8,
+                  remote_addr);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    UCT_GBA_CHECK_RES(iface);
+
+    op = uct_gba_op_get(iface, UCT_GBA_OP_PLAIN, comp);
+    if (ucs_unlikely(op == NULL)) {
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    ret = gba_fab_atomic(iface->fab_ep, ep->peer, op_code, size, size, 1,
+                         operand, compare, result, remote_addr,
+                         uct_gba_rkey_key_id(rkey), 0, 0, (uintptr_t)op);
+    if (ucs_unlikely(ret < 0)) {
+        ucs_mpool_put_inline(op);
+        return uct_gba_ep_start_status(ret);
+    }
+
+    uct_gba_op_start(iface, ep, op);
+    /* A posted atomic's operand is copied: complete for the caller */
+    return (result == NULL) ? UCS_OK : UCS_INPROGRESS;
+}
+
+ucs_status_t uct_gba_ep_atomic32_post(uct_ep_h tl_ep, unsigned opcode,
+                                      uint32_t value, uint64_t remote_addr,
+                                      uct_rkey_t rkey)
+{
+    return uct_gba_ep_atomic(tl_ep, opcode, sizeof(value), &value, NULL, NULL,
+                             remote_addr, rkey, NULL);
+}
+
+ucs_status_t uct_gba_ep_atomic64_post(uct_ep_h tl_ep, unsigned opcode,
+                                      uint64_t value, uint64_t remote_addr,
+                                      uct_rkey_t rkey)
+{
+    return uct_gba_ep_atomic(tl_ep, opcode, sizeof(value), &value, NULL, NULL,
+                             remote_addr, rkey, NULL);
+}
+
+ucs_status_t uct_gba_ep_atomic32_fetch(uct_ep_h tl_ep,
+                                       uct_atomic_op_t opcode,
+                                       uint32_t value, uint32_t *result,
+                                       uint64_t remote_addr, uct_rkey_t rkey,
+                                       uct_completion_t *comp)
+{
+    return uct_gba_ep_atomic(tl_ep, opcode, sizeof(value), &value, NULL,
+                             result, remote_addr, rkey, comp);
+}
+
+ucs_status_t uct_gba_ep_atomic64_fetch(uct_ep_h tl_ep,
+                                       uct_atomic_op_t opcode,
+                                       uint64_t value, uint64_t *result,
+                                       uint64_t remote_addr, uct_rkey_t rkey,
+                                       uct_completion_t *comp)
+{
+    return uct_gba_ep_atomic(tl_ep, opcode, sizeof(value), &value, NULL,
+                             result, remote_addr, rkey, comp);
+}
+
+ucs_status_t uct_gba_ep_atomic_cswap32(uct_ep_h tl_ep, uint32_t compare,
+                                       uint32_t swap, uint64_t remote_addr,
+                                       uct_rkey_t rkey, uint32_t *result,
+                                       uct_completion_t *comp)
+{
+    return uct_gba_ep_atomic(tl_ep, UCT_ATOMIC_OP_CSWAP, sizeof(swap), &swap,
+                             &compare, result, remote_addr, rkey, comp);
+}
+
+ucs_status_t uct_gba_ep_atomic_cswap64(uct_ep_h tl_ep, uint64_t compare,
+                                       uint64_t swap, uint64_t remote_addr,
+                                       uct_rkey_t rkey, uint64_t *result,
+                                       uct_completion_t *comp)
+{
+    return uct_gba_ep_atomic(tl_ep, UCT_ATOMIC_OP_CSWAP, sizeof(swap), &swap,
+                             &compare, result, remote_addr, rkey, comp);
+}
+
+
+/* Flush and pending requests */
+
+ucs_status_t uct_gba_ep_flush(uct_ep_h tl_ep, unsigned flags,
+                              uct_completion_t *comp)
+{
+    uct_gba_ep_t *ep       = ucs_derived_of(tl_ep, uct_gba_ep_t);
+    uct_gba_iface_t *iface = uct_gba_ep_iface(ep);
+    uct_gba_op_t *op;
+
+    UCT_GBA_CHECK_RES(iface);
+
+    if (ucs_list_is_empty(&ep->ops)) {
+        UCT_TL_EP_STAT_FLUSH(&ep->super);
+        return UCS_OK;
+    }
+
+    /* UCT_FLUSH_FLAG_CANCEL: operations the target executes cannot be
+     * recalled; they are waited for like a local flush */
+    if (comp != NULL) {
+        op = uct_gba_op_get(iface, UCT_GBA_OP_FLUSH, comp);
+        if (ucs_unlikely(op == NULL)) {
+            return UCS_ERR_NO_MEMORY;
+        }
+        op->ep = ep;
+        ucs_list_add_tail(&ep->ops, &op->list);
+    }
+
+    UCT_TL_EP_STAT_FLUSH_WAIT(&ep->super);
+    return UCS_INPROGRESS;
+}
+
+ucs_status_t uct_gba_ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req,
+                                    unsigned flags)
+{
+    uct_gba_ep_t *ep       = ucs_derived_of(tl_ep, uct_gba_ep_t);
+    uct_gba_iface_t *iface = uct_gba_ep_iface(ep);
+    uct_gba_pending_priv_t *priv;
+
+    UCS_STATIC_ASSERT(sizeof(*priv) <= UCT_PENDING_REQ_PRIV_LEN);
+    priv     = (uct_gba_pending_priv_t*)&req->priv;
+    priv->ep = ep;
+    uct_pending_req_queue_push(&iface->pending, req);
+    UCT_TL_EP_STAT_PEND(&ep->super);
+    return UCS_OK;
+}
+
+void uct_gba_ep_pending_purge(uct_ep_h tl_ep, uct_pending_purge_callback_t cb,
+                              void *arg)
+{
+    uct_gba_ep_t *ep       = ucs_derived_of(tl_ep, uct_gba_ep_t);
+    uct_gba_iface_t *iface = uct_gba_ep_iface(ep);
+    uct_gba_pending_priv_t *priv;
+
+    uct_pending_queue_purge(priv, &iface->pending, priv->ep == ep, cb, arg);
+}
+
+
+/* Endpoint lifecycle */
+
+static UCS_CLASS_INIT_FUNC(uct_gba_ep_t, const uct_ep_params_t *params)
+{
+    uct_gba_iface_t *iface = ucs_derived_of(params->iface, uct_gba_iface_t);
+    const uct_gba_iface_addr_t *iface_addr;
+    int ret;
+
+    UCT_EP_PARAMS_CHECK_DEV_IFACE_ADDRS(params);
+    UCS_CLASS_CALL_SUPER_INIT(uct_base_ep_t, &iface->super);
+
+    iface_addr = (const uct_gba_iface_addr_t*)params->iface_addr;
+    if (!gba_addr_valid(iface_addr, sizeof(*iface_addr))) {
+        ucs_error("gba: malformed interface address");
+        return UCS_ERR_INVALID_ADDR;
+    }
+
+    ret = gba_fab_peer_get(iface->fab_ep, iface_addr, &self->peer);
+    if (ret < 0) {
+        ucs_diag("gba: cannot reach interface %u/%u: %s", iface_addr->pid,
+                 iface_addr->ep_id, strerror(-ret));
+        return UCS_ERR_UNREACHABLE;
+    }
+
+    ucs_list_head_init(&self->ops);
+    self->failed = 0;
+    ucs_debug("gba: ep %p to %u/%u", self, iface_addr->pid,
+              iface_addr->ep_id);
+    return UCS_OK;
+}
+
+static UCS_CLASS_CLEANUP_FUNC(uct_gba_ep_t)
+{
+    uct_gba_op_t *op, *tmp;
+
+    /* Operations still at the target complete without the ep; flush
+     * markers have nothing left to wait for */
+    ucs_list_for_each_safe(op, tmp, &self->ops, list) {
+        ucs_list_del(&op->list);
+        if (op->type == UCT_GBA_OP_FLUSH) {
+            uct_invoke_completion(op->comp, UCS_ERR_CANCELED);
+            ucs_mpool_put_inline(op);
+        } else {
+            op->ep = NULL;
+        }
+    }
+    ucs_debug("gba: destroyed ep %p", self);
+}
+
+UCS_CLASS_DEFINE(uct_gba_ep_t, uct_base_ep_t);
+UCS_CLASS_DEFINE_NEW_FUNC(uct_gba_ep_t, uct_ep_t, const uct_ep_params_t *);
+UCS_CLASS_DEFINE_DELETE_FUNC(uct_gba_ep_t, uct_ep_t);
