@@ -22,7 +22,8 @@
 /* Refuse new operations while requests wait in the pending queue, so that
  * they keep their order (uct_ep_pending_add(3)) */
 #define UCT_GBA_CHECK_RES(_iface) \
-    if (ucs_unlikely(!ucs_queue_is_empty(&(_iface)->pending))) { \
+    if (ucs_unlikely(!ucs_queue_is_empty(&(_iface)->pending) && \
+                     !(_iface)->dispatching)) { \
         return UCS_ERR_NO_RESOURCE; \
     }
 
@@ -167,7 +168,7 @@ uct_gba_ep_am_send_inline(uct_gba_ep_t *ep, uint8_t id, const struct iovec *vec,
             gba_fab_send(iface->fab_ep, ep->peer, vec, count, id, 0, 0, 0));
 }
 
-ucs_status_t uct_gba_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header,
+static ucs_status_t uct_gba_ep_am_short_nolock(uct_ep_h tl_ep, uint8_t id, uint64_t header,
                                  const void *payload, unsigned length)
 {
     uct_gba_ep_t *ep       = ucs_derived_of(tl_ep, uct_gba_ep_t);
@@ -194,7 +195,7 @@ ucs_status_t uct_gba_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header,
     return status;
 }
 
-ucs_status_t uct_gba_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
+static ucs_status_t uct_gba_ep_am_short_iov_nolock(uct_ep_h tl_ep, uint8_t id,
                                      const uct_iov_t *iov, size_t iovcnt)
 {
     uct_gba_ep_t *ep       = ucs_derived_of(tl_ep, uct_gba_ep_t);
@@ -222,7 +223,7 @@ ucs_status_t uct_gba_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
     return status;
 }
 
-ssize_t uct_gba_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
+static ssize_t uct_gba_ep_am_bcopy_nolock(uct_ep_h tl_ep, uint8_t id,
                             uct_pack_callback_t pack_cb, void *arg,
                             unsigned flags)
 {
@@ -249,7 +250,7 @@ ssize_t uct_gba_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
     return vec.iov_len;
 }
 
-ucs_status_t uct_gba_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id,
+static ucs_status_t uct_gba_ep_am_zcopy_nolock(uct_ep_h tl_ep, uint8_t id,
                                  const void *header, unsigned header_length,
                                  const uct_iov_t *iov, size_t iovcnt,
                                  unsigned flags, uct_completion_t *comp)
@@ -355,7 +356,7 @@ static UCS_F_ALWAYS_INLINE ucs_status_t uct_gba_ep_put_inline(
     return status;
 }
 
-ucs_status_t uct_gba_ep_put_short(uct_ep_h tl_ep, const void *buffer,
+static ucs_status_t uct_gba_ep_put_short_nolock(uct_ep_h tl_ep, const void *buffer,
                                   unsigned length, uint64_t remote_addr,
                                   uct_rkey_t rkey)
 {
@@ -380,7 +381,7 @@ ucs_status_t uct_gba_ep_put_short(uct_ep_h tl_ep, const void *buffer,
     return status;
 }
 
-ssize_t uct_gba_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
+static ssize_t uct_gba_ep_put_bcopy_nolock(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
                              void *arg, uint64_t remote_addr, uct_rkey_t rkey)
 {
     uct_gba_ep_t *ep       = ucs_derived_of(tl_ep, uct_gba_ep_t);
@@ -440,7 +441,7 @@ uct_gba_ep_rma_zcopy(uct_ep_h tl_ep, int put, const uct_iov_t *iov,
     return UCS_INPROGRESS;
 }
 
-ucs_status_t uct_gba_ep_put_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
+static ucs_status_t uct_gba_ep_put_zcopy_nolock(uct_ep_h tl_ep, const uct_iov_t *iov,
                                   size_t iovcnt, uint64_t remote_addr,
                                   uct_rkey_t rkey, uct_completion_t *comp)
 {
@@ -448,7 +449,7 @@ ucs_status_t uct_gba_ep_put_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
                                 comp);
 }
 
-ucs_status_t uct_gba_ep_get_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
+static ucs_status_t uct_gba_ep_get_zcopy_nolock(uct_ep_h tl_ep, const uct_iov_t *iov,
                                   size_t iovcnt, uint64_t remote_addr,
                                   uct_rkey_t rkey, uct_completion_t *comp)
 {
@@ -456,7 +457,7 @@ ucs_status_t uct_gba_ep_get_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
                                 comp);
 }
 
-ucs_status_t uct_gba_ep_get_bcopy(uct_ep_h tl_ep,
+static ucs_status_t uct_gba_ep_get_bcopy_nolock(uct_ep_h tl_ep,
                                   uct_unpack_callback_t unpack_cb, void *arg,
                                   size_t length, uint64_t remote_addr,
                                   uct_rkey_t rkey, uct_completion_t *comp)
@@ -566,7 +567,7 @@ uct_gba_ep_atomic(uct_ep_h tl_ep, unsigned opcode, size_t size,
     return (result == NULL) ? UCS_OK : UCS_INPROGRESS;
 }
 
-ucs_status_t uct_gba_ep_atomic32_post(uct_ep_h tl_ep, unsigned opcode,
+static ucs_status_t uct_gba_ep_atomic32_post_nolock(uct_ep_h tl_ep, unsigned opcode,
                                       uint32_t value, uint64_t remote_addr,
                                       uct_rkey_t rkey)
 {
@@ -574,7 +575,7 @@ ucs_status_t uct_gba_ep_atomic32_post(uct_ep_h tl_ep, unsigned opcode,
                              remote_addr, rkey, NULL);
 }
 
-ucs_status_t uct_gba_ep_atomic64_post(uct_ep_h tl_ep, unsigned opcode,
+static ucs_status_t uct_gba_ep_atomic64_post_nolock(uct_ep_h tl_ep, unsigned opcode,
                                       uint64_t value, uint64_t remote_addr,
                                       uct_rkey_t rkey)
 {
@@ -582,7 +583,7 @@ ucs_status_t uct_gba_ep_atomic64_post(uct_ep_h tl_ep, unsigned opcode,
                              remote_addr, rkey, NULL);
 }
 
-ucs_status_t uct_gba_ep_atomic32_fetch(uct_ep_h tl_ep,
+static ucs_status_t uct_gba_ep_atomic32_fetch_nolock(uct_ep_h tl_ep,
                                        uct_atomic_op_t opcode,
                                        uint32_t value, uint32_t *result,
                                        uint64_t remote_addr, uct_rkey_t rkey,
@@ -592,7 +593,7 @@ ucs_status_t uct_gba_ep_atomic32_fetch(uct_ep_h tl_ep,
                              result, remote_addr, rkey, comp);
 }
 
-ucs_status_t uct_gba_ep_atomic64_fetch(uct_ep_h tl_ep,
+static ucs_status_t uct_gba_ep_atomic64_fetch_nolock(uct_ep_h tl_ep,
                                        uct_atomic_op_t opcode,
                                        uint64_t value, uint64_t *result,
                                        uint64_t remote_addr, uct_rkey_t rkey,
@@ -602,7 +603,7 @@ ucs_status_t uct_gba_ep_atomic64_fetch(uct_ep_h tl_ep,
                              result, remote_addr, rkey, comp);
 }
 
-ucs_status_t uct_gba_ep_atomic_cswap32(uct_ep_h tl_ep, uint32_t compare,
+static ucs_status_t uct_gba_ep_atomic_cswap32_nolock(uct_ep_h tl_ep, uint32_t compare,
                                        uint32_t swap, uint64_t remote_addr,
                                        uct_rkey_t rkey, uint32_t *result,
                                        uct_completion_t *comp)
@@ -611,7 +612,7 @@ ucs_status_t uct_gba_ep_atomic_cswap32(uct_ep_h tl_ep, uint32_t compare,
                              &compare, result, remote_addr, rkey, comp);
 }
 
-ucs_status_t uct_gba_ep_atomic_cswap64(uct_ep_h tl_ep, uint64_t compare,
+static ucs_status_t uct_gba_ep_atomic_cswap64_nolock(uct_ep_h tl_ep, uint64_t compare,
                                        uint64_t swap, uint64_t remote_addr,
                                        uct_rkey_t rkey, uint64_t *result,
                                        uct_completion_t *comp)
@@ -623,7 +624,7 @@ ucs_status_t uct_gba_ep_atomic_cswap64(uct_ep_h tl_ep, uint64_t compare,
 
 /* Flush and pending requests */
 
-ucs_status_t uct_gba_ep_flush(uct_ep_h tl_ep, unsigned flags,
+static ucs_status_t uct_gba_ep_flush_nolock(uct_ep_h tl_ep, unsigned flags,
                               uct_completion_t *comp)
 {
     uct_gba_ep_t *ep       = ucs_derived_of(tl_ep, uct_gba_ep_t);
@@ -652,7 +653,7 @@ ucs_status_t uct_gba_ep_flush(uct_ep_h tl_ep, unsigned flags,
     return UCS_INPROGRESS;
 }
 
-ucs_status_t uct_gba_ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req,
+static ucs_status_t uct_gba_ep_pending_add_nolock(uct_ep_h tl_ep, uct_pending_req_t *req,
                                     unsigned flags)
 {
     uct_gba_ep_t *ep       = ucs_derived_of(tl_ep, uct_gba_ep_t);
@@ -667,7 +668,7 @@ ucs_status_t uct_gba_ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req,
     return UCS_OK;
 }
 
-void uct_gba_ep_pending_purge(uct_ep_h tl_ep, uct_pending_purge_callback_t cb,
+static void uct_gba_ep_pending_purge_nolock(uct_ep_h tl_ep, uct_pending_purge_callback_t cb,
                               void *arg)
 {
     uct_gba_ep_t *ep       = ucs_derived_of(tl_ep, uct_gba_ep_t);
@@ -677,6 +678,108 @@ void uct_gba_ep_pending_purge(uct_ep_h tl_ep, uct_pending_purge_callback_t cb,
     uct_pending_queue_purge(priv, &iface->pending, priv->ep == ep, cb, arg);
 }
 
+
+
+/* The public entry points: the interface's async context excludes its
+ * async progress (uct_gba_iface_async_progress) while they run */
+
+#define UCT_GBA_EP_ENTRY(_type, _name, _params, _args) \
+    _type uct_gba_ep_##_name _params \
+    { \
+        uct_gba_iface_t *_iface = ucs_derived_of(tl_ep->iface, \
+                                                 uct_gba_iface_t); \
+        _type _ret; \
+        \
+        uct_gba_iface_enter(_iface); \
+        _ret = uct_gba_ep_##_name##_nolock _args; \
+        uct_gba_iface_leave(_iface); \
+        return _ret; \
+    }
+
+UCT_GBA_EP_ENTRY(ucs_status_t, am_short,
+                 (uct_ep_h tl_ep, uint8_t id, uint64_t header,
+                  const void *payload, unsigned length),
+                 (tl_ep, id, header, payload, length))
+UCT_GBA_EP_ENTRY(ucs_status_t, am_short_iov,
+                 (uct_ep_h tl_ep, uint8_t id, const uct_iov_t *iov,
+                  size_t iovcnt),
+                 (tl_ep, id, iov, iovcnt))
+UCT_GBA_EP_ENTRY(ssize_t, am_bcopy,
+                 (uct_ep_h tl_ep, uint8_t id, uct_pack_callback_t pack_cb,
+                  void *arg, unsigned flags),
+                 (tl_ep, id, pack_cb, arg, flags))
+UCT_GBA_EP_ENTRY(ucs_status_t, am_zcopy,
+                 (uct_ep_h tl_ep, uint8_t id, const void *header,
+                  unsigned header_length, const uct_iov_t *iov, size_t iovcnt,
+                  unsigned flags, uct_completion_t *comp),
+                 (tl_ep, id, header, header_length, iov, iovcnt, flags, comp))
+UCT_GBA_EP_ENTRY(ucs_status_t, put_short,
+                 (uct_ep_h tl_ep, const void *buffer, unsigned length,
+                  uint64_t remote_addr, uct_rkey_t rkey),
+                 (tl_ep, buffer, length, remote_addr, rkey))
+UCT_GBA_EP_ENTRY(ssize_t, put_bcopy,
+                 (uct_ep_h tl_ep, uct_pack_callback_t pack_cb, void *arg,
+                  uint64_t remote_addr, uct_rkey_t rkey),
+                 (tl_ep, pack_cb, arg, remote_addr, rkey))
+UCT_GBA_EP_ENTRY(ucs_status_t, put_zcopy,
+                 (uct_ep_h tl_ep, const uct_iov_t *iov, size_t iovcnt,
+                  uint64_t remote_addr, uct_rkey_t rkey,
+                  uct_completion_t *comp),
+                 (tl_ep, iov, iovcnt, remote_addr, rkey, comp))
+UCT_GBA_EP_ENTRY(ucs_status_t, get_zcopy,
+                 (uct_ep_h tl_ep, const uct_iov_t *iov, size_t iovcnt,
+                  uint64_t remote_addr, uct_rkey_t rkey,
+                  uct_completion_t *comp),
+                 (tl_ep, iov, iovcnt, remote_addr, rkey, comp))
+UCT_GBA_EP_ENTRY(ucs_status_t, get_bcopy,
+                 (uct_ep_h tl_ep, uct_unpack_callback_t unpack_cb, void *arg,
+                  size_t length, uint64_t remote_addr, uct_rkey_t rkey,
+                  uct_completion_t *comp),
+                 (tl_ep, unpack_cb, arg, length, remote_addr, rkey, comp))
+UCT_GBA_EP_ENTRY(ucs_status_t, atomic32_post,
+                 (uct_ep_h tl_ep, unsigned opcode, uint32_t value,
+                  uint64_t remote_addr, uct_rkey_t rkey),
+                 (tl_ep, opcode, value, remote_addr, rkey))
+UCT_GBA_EP_ENTRY(ucs_status_t, atomic64_post,
+                 (uct_ep_h tl_ep, unsigned opcode, uint64_t value,
+                  uint64_t remote_addr, uct_rkey_t rkey),
+                 (tl_ep, opcode, value, remote_addr, rkey))
+UCT_GBA_EP_ENTRY(ucs_status_t, atomic32_fetch,
+                 (uct_ep_h tl_ep, uct_atomic_op_t opcode, uint32_t value,
+                  uint32_t *result, uint64_t remote_addr, uct_rkey_t rkey,
+                  uct_completion_t *comp),
+                 (tl_ep, opcode, value, result, remote_addr, rkey, comp))
+UCT_GBA_EP_ENTRY(ucs_status_t, atomic64_fetch,
+                 (uct_ep_h tl_ep, uct_atomic_op_t opcode, uint64_t value,
+                  uint64_t *result, uint64_t remote_addr, uct_rkey_t rkey,
+                  uct_completion_t *comp),
+                 (tl_ep, opcode, value, result, remote_addr, rkey, comp))
+UCT_GBA_EP_ENTRY(ucs_status_t, atomic_cswap32,
+                 (uct_ep_h tl_ep, uint32_t compare, uint32_t swap,
+                  uint64_t remote_addr, uct_rkey_t rkey, uint32_t *result,
+                  uct_completion_t *comp),
+                 (tl_ep, compare, swap, remote_addr, rkey, result, comp))
+UCT_GBA_EP_ENTRY(ucs_status_t, atomic_cswap64,
+                 (uct_ep_h tl_ep, uint64_t compare, uint64_t swap,
+                  uint64_t remote_addr, uct_rkey_t rkey, uint64_t *result,
+                  uct_completion_t *comp),
+                 (tl_ep, compare, swap, remote_addr, rkey, result, comp))
+UCT_GBA_EP_ENTRY(ucs_status_t, flush,
+                 (uct_ep_h tl_ep, unsigned flags, uct_completion_t *comp),
+                 (tl_ep, flags, comp))
+UCT_GBA_EP_ENTRY(ucs_status_t, pending_add,
+                 (uct_ep_h tl_ep, uct_pending_req_t *req, unsigned flags),
+                 (tl_ep, req, flags))
+
+void uct_gba_ep_pending_purge(uct_ep_h tl_ep, uct_pending_purge_callback_t cb,
+                              void *arg)
+{
+    uct_gba_iface_t *iface = ucs_derived_of(tl_ep->iface, uct_gba_iface_t);
+
+    uct_gba_iface_enter(iface);
+    uct_gba_ep_pending_purge_nolock(tl_ep, cb, arg);
+    uct_gba_iface_leave(iface);
+}
 
 /* Endpoint lifecycle */
 
@@ -695,7 +798,9 @@ static UCS_CLASS_INIT_FUNC(uct_gba_ep_t, const uct_ep_params_t *params)
         return UCS_ERR_INVALID_ADDR;
     }
 
+    uct_gba_iface_enter(iface);
     ret = gba_fab_peer_get(iface->fab_ep, iface_addr, &self->peer);
+    uct_gba_iface_leave(iface);
     if (ret < 0) {
         ucs_diag("gba: cannot reach interface %u/%u: %s", iface_addr->pid,
                  iface_addr->ep_id, strerror(-ret));
@@ -711,8 +816,11 @@ static UCS_CLASS_INIT_FUNC(uct_gba_ep_t, const uct_ep_params_t *params)
 
 static UCS_CLASS_CLEANUP_FUNC(uct_gba_ep_t)
 {
+    uct_gba_iface_t *iface = ucs_derived_of(self->super.super.iface,
+                                            uct_gba_iface_t);
     uct_gba_op_t *op, *tmp;
 
+    uct_gba_iface_enter(iface);
     /* Operations still at the target complete without the ep; flush
      * markers have nothing left to wait for */
     ucs_list_for_each_safe(op, tmp, &self->ops, list) {
@@ -724,6 +832,7 @@ static UCS_CLASS_CLEANUP_FUNC(uct_gba_ep_t)
             op->ep = NULL;
         }
     }
+    uct_gba_iface_leave(iface);
     ucs_debug("gba: destroyed ep %p", self);
 }
 

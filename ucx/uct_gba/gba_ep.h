@@ -56,6 +56,8 @@ typedef struct uct_gba_op {
     void                  *unpack_arg;
     size_t                length;
     void                  *buf;       /* get_bcopy bounce buffer */
+    ucs_queue_elem_t      deferred;   /* In iface->deferred_ops */
+    int                   status;     /* Deferred completion's status */
     uint8_t               hdr[UCT_GBA_AM_MAX_HDR]; /* am_zcopy header */
 } uct_gba_op_t;
 /* clang-format on */

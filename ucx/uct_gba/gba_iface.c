@@ -19,6 +19,7 @@
 #include <ucs/debug/log.h>
 #include <ucs/debug/memtrack_int.h>
 #include <ucs/sys/string.h>
+#include <ucs/time/time.h>
 #include <ucs/type/class.h>
 #include <uct/base/uct_worker.h>
 #include <errno.h>
@@ -58,6 +59,13 @@ static ucs_config_field_t uct_gba_iface_config_table[] = {
     {"LATENCY", "400ns",
      "One-way latency the interface reports to UCP's protocol selection.",
      ucs_offsetof(uct_gba_iface_config_t, latency), UCS_CONFIG_TYPE_TIME},
+
+    {"ASYNC_INTERVAL", "1ms",
+     "Period of the async progress that executes the remote puts, gets and\n"
+     "atomics aimed at this interface while the application does not progress\n"
+     "the worker (the GBA NIC needs no target CPU; the emulated fabric does).\n"
+     "0: none (a target must progress for one-sided operations to complete).",
+     ucs_offsetof(uct_gba_iface_config_t, async_interval), UCS_CONFIG_TYPE_TIME},
 
     {"BANDWIDTH", "12000MBs",
      "Bandwidth the interface reports to UCP's protocol selection.",
@@ -101,9 +109,45 @@ ucs_status_t uct_gba_status(int err)
 
 /* Engine callbacks (struct gba_fab_ops), called from uct_gba_iface_progress */
 
+/* A message or completion the timer's progress took, kept for the thread
+ * that progresses the worker (UCP's callbacks run there only) */
+typedef struct {
+    ucs_queue_elem_t  queue;
+    struct gba_fab_rx *rx;   /* gba_fab_rx_hold() copy */
+} uct_gba_deferred_rx_t;
+
+static void uct_gba_iface_am_deliver(uct_gba_iface_t *iface,
+                                     struct gba_fab_rx *rx);
+
 static void uct_gba_iface_fab_recv(void *ctx, struct gba_fab_rx *rx)
 {
     uct_gba_iface_t *iface = ctx;
+    uct_gba_deferred_rx_t *deferred;
+
+    if (ucs_likely(!iface->in_async)) {
+        uct_gba_iface_am_deliver(iface, rx);
+        return;
+    }
+
+    deferred = ucs_malloc(sizeof(*deferred), "gba_deferred_rx");
+    if (deferred != NULL) {
+        deferred->rx = gba_fab_rx_hold(rx);
+    }
+    if ((deferred == NULL) || (deferred->rx == NULL)) {
+        ucs_error("gba: out of memory keeping a message from %u/%u",
+                  rx->src.pid, rx->src.ep_id);
+        ucs_free(deferred);
+        gba_fab_rx_done(iface->fab_ep, rx, -ENOMEM);
+        return;
+    }
+    /* The original is finished by the copy's gba_fab_rx_done */
+    ucs_queue_push(&iface->deferred_rx, &deferred->queue);
+}
+
+/* Deliver active message @rx to its handler, then finish it */
+static void uct_gba_iface_am_deliver(uct_gba_iface_t *iface,
+                                     struct gba_fab_rx *rx)
+{
     uint64_t id            = rx->tag;
     struct iovec vec;
     ssize_t copied;
@@ -148,7 +192,16 @@ static void uct_gba_iface_fab_recv(void *ctx, struct gba_fab_rx *rx)
 
 static void uct_gba_iface_fab_complete(void *ctx, uint64_t cookie, int status)
 {
-    uct_gba_op_complete(ctx, (uct_gba_op_t*)(uintptr_t)cookie, status);
+    uct_gba_iface_t *iface = ctx;
+    uct_gba_op_t *op       = (uct_gba_op_t*)(uintptr_t)cookie;
+
+    if (ucs_likely(!iface->in_async)) {
+        uct_gba_op_complete(iface, op, status);
+        return;
+    }
+
+    op->status = status;
+    ucs_queue_push(&iface->deferred_ops, &op->deferred);
 }
 
 #define UCT_GBA_REMOTE_ACCESS \
@@ -195,31 +248,122 @@ static const struct gba_fab_ops uct_gba_iface_fab_ops = {
 };
 
 
+/* What the timer's progress took, in arrival order */
+static unsigned uct_gba_iface_drain_deferred(uct_gba_iface_t *iface)
+{
+    uct_gba_deferred_rx_t *deferred;
+    unsigned count = 0;
+    uct_gba_op_t *op;
+
+    while (!ucs_queue_is_empty(&iface->deferred_ops)) {
+        op = ucs_queue_pull_elem_non_empty(&iface->deferred_ops,
+                                           uct_gba_op_t, deferred);
+        uct_gba_op_complete(iface, op, op->status);
+        ++count;
+    }
+
+    while (!ucs_queue_is_empty(&iface->deferred_rx)) {
+        deferred = ucs_queue_pull_elem_non_empty(&iface->deferred_rx,
+                                                 uct_gba_deferred_rx_t,
+                                                 queue);
+        uct_gba_iface_am_deliver(iface, deferred->rx);
+        ucs_free(deferred);
+        ++count;
+    }
+    return count;
+}
+
+static unsigned uct_gba_iface_progress_nolock(uct_gba_iface_t *iface)
+{
+    uct_gba_pending_priv_t *priv;
+    unsigned count = 0;
+    int ret;
+
+    ++iface->progress_gen;
+    if (ucs_unlikely(!ucs_queue_is_empty(&iface->deferred_ops) ||
+                     !ucs_queue_is_empty(&iface->deferred_rx))) {
+        count += uct_gba_iface_drain_deferred(iface);
+    }
+
+    ret = gba_fab_progress(iface->fab_ep);
+    if (ret > 0) {
+        count += ret;
+    }
+
+    if (ucs_unlikely(!ucs_queue_is_empty(&iface->pending))) {
+        /* The requests' operations may start although others still wait */
+        iface->dispatching = 1;
+        uct_pending_queue_dispatch(priv, &iface->pending, 1);
+        iface->dispatching = 0;
+    }
+    return count;
+}
+
 unsigned uct_gba_iface_progress(uct_iface_h tl_iface)
 {
     uct_gba_iface_t *iface = ucs_derived_of(tl_iface, uct_gba_iface_t);
-    uct_gba_pending_priv_t *priv;
-    int count;
+    unsigned count;
 
-    count = gba_fab_progress(iface->fab_ep);
-    if (ucs_unlikely(!ucs_queue_is_empty(&iface->pending))) {
-        uct_pending_queue_dispatch(priv, &iface->pending, 1);
+    uct_gba_iface_enter(iface);
+    count = uct_gba_iface_progress_nolock(iface);
+    uct_gba_iface_leave(iface);
+    return count;
+}
+
+/* How long the async progress keeps polling after the last request */
+#define UCT_GBA_ASYNC_LINGER_US 200
+
+/*
+ * Async progress: the GBA NIC executes remote puts, gets and atomics without
+ * the target's CPU.  The emulated fabric executes them in the target's
+ * progress, so a timer progresses the interface while the thread that owns
+ * the worker does not (computing, or blocked outside UCX).  It runs with the
+ * async context held; the messages and completions it takes are left for
+ * that thread's next progress, as are pending requests.
+ */
+static void uct_gba_iface_async_progress(int id, ucs_event_set_types_t events,
+                                         void *arg)
+{
+    uct_gba_iface_t *iface = arg;
+    ucs_time_t idle_end;
+
+    if (iface->progress_gen != iface->async_gen) {
+        /* The worker is being progressed */
+        iface->async_gen = iface->progress_gen;
+        return;
     }
-    return (count > 0) ? count : 0;
+
+    /* Requests come in bursts (a get loop, a stream of puts): once one
+     * arrived, poll until the queue stays empty for a while */
+    iface->in_async = 1;
+    if (gba_fab_progress(iface->fab_ep) > 0) {
+        idle_end = ucs_get_time() + ucs_time_from_usec(UCT_GBA_ASYNC_LINGER_US);
+        do {
+            if (gba_fab_progress(iface->fab_ep) > 0) {
+                idle_end = ucs_get_time() +
+                           ucs_time_from_usec(UCT_GBA_ASYNC_LINGER_US);
+            }
+        } while ((ucs_get_time() < idle_end) &&
+                 (iface->progress_gen == iface->async_gen));
+    }
+    iface->in_async = 0;
 }
 
 static ucs_status_t uct_gba_iface_flush(uct_iface_h tl_iface, unsigned flags,
                                         uct_completion_t *comp)
 {
     uct_gba_iface_t *iface = ucs_derived_of(tl_iface, uct_gba_iface_t);
+    int busy;
 
     if (comp != NULL) {
         return UCS_ERR_UNSUPPORTED;
     }
-    if (!ucs_queue_is_empty(&iface->pending)) {
-        return UCS_ERR_NO_RESOURCE;
-    }
-    if (iface->outstanding > 0) {
+
+    /* Pending requests are operations not started yet: not flushed */
+    uct_gba_iface_enter(iface);
+    busy = (iface->outstanding > 0) || !ucs_queue_is_empty(&iface->pending);
+    uct_gba_iface_leave(iface);
+    if (busy) {
         UCT_TL_IFACE_STAT_FLUSH_WAIT(&iface->super);
         return UCS_INPROGRESS;
     }
@@ -393,7 +537,15 @@ static UCS_CLASS_INIT_FUNC(uct_gba_iface_t, uct_md_h md, uct_worker_h worker,
     self->latency     = config->latency;
     self->bandwidth   = config->bandwidth;
     self->outstanding = 0;
+    self->async       = NULL;
+    self->timer_id    = -1;
+    self->progress_gen = 0;
+    self->async_gen   = 0;
+    self->in_async    = 0;
+    self->dispatching = 0;
     ucs_queue_head_init(&self->pending);
+    ucs_queue_head_init(&self->deferred_rx);
+    ucs_queue_head_init(&self->deferred_ops);
 
     status = ucs_mpool_init(&self->op_mp, 0, sizeof(uct_gba_op_t), 0,
                             UCS_SYS_CACHE_LINE_SIZE, 128, UINT_MAX,
@@ -429,6 +581,21 @@ static UCS_CLASS_INIT_FUNC(uct_gba_iface_t, uct_md_h md, uct_worker_h worker,
         goto err_bufs;
     }
 
+    if (config->async_interval > 0) {
+        self->async = ucs_derived_of(worker, uct_priv_worker_t)->async;
+        status      = ucs_async_add_timer(
+                self->async->mode,
+                ucs_time_from_sec(config->async_interval),
+                uct_gba_iface_async_progress, self, self->async,
+                &self->timer_id);
+        if (status != UCS_OK) {
+            ucs_error("gba: cannot start the async progress: %s",
+                      ucs_status_string(status));
+            gba_fab_ep_close(self->fab_ep);
+            goto err_bufs;
+        }
+    }
+
     ucs_debug("gba: opened iface %p on md %p, address %u/%u", self, md,
               gba_fab_ep_addr(self->fab_ep)->pid,
               gba_fab_ep_addr(self->fab_ep)->ep_id);
@@ -445,8 +612,20 @@ err_op_mp:
 
 static UCS_CLASS_CLEANUP_FUNC(uct_gba_iface_t)
 {
+    uct_gba_deferred_rx_t *deferred;
+
+    if (self->timer_id >= 0) {
+        ucs_async_remove_handler(self->timer_id, 1);
+    }
     uct_base_iface_progress_disable(&self->super.super,
                                     UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
+    while (!ucs_queue_is_empty(&self->deferred_rx)) {
+        deferred = ucs_queue_pull_elem_non_empty(&self->deferred_rx,
+                                                 uct_gba_deferred_rx_t,
+                                                 queue);
+        gba_fab_rx_done(self->fab_ep, deferred->rx, -ECANCELED);
+        ucs_free(deferred);
+    }
     /* Outstanding operations are dropped by the engine, without callbacks */
     gba_fab_ep_close(self->fab_ep);
     ucs_free(self->rx_buf);

@@ -16,6 +16,7 @@
 #include <gba/gba_addr.h>
 #include <gba/gba_fab.h>
 #include <uct/base/uct_iface.h>
+#include <ucs/async/async.h>
 #include <ucs/datastruct/list.h>
 #include <ucs/datastruct/mpool.h>
 #include <ucs/datastruct/queue.h>
@@ -37,6 +38,7 @@ typedef struct uct_gba_iface_config {
     unsigned           max_ops;    /* Outstanding operations */
     double             latency;    /* Reported latency, seconds */
     double             bandwidth;  /* Reported bandwidth, bytes/second */
+    double             async_interval; /* Async progress period; 0: none */
 } uct_gba_iface_config_t;
 /* clang-format on */
 
@@ -70,8 +72,35 @@ typedef struct uct_gba_iface {
     void              *tx_buf;      /* Bounce buffer of bcopy sends */
     void              *rx_buf;      /* Receive buffer of large messages */
     unsigned          outstanding;  /* Operations not completed yet */
+    ucs_async_context_t *async;     /* Worker's async context, or NULL */
+    int               timer_id;     /* Async progress timer */
+    unsigned          progress_gen; /* Calls of uct_gba_iface_progress */
+    unsigned          async_gen;    /* progress_gen at the last timer tick */
+    int               in_async;     /* Inside the timer's progress */
+    int               dispatching;  /* Dispatching pending requests */
+    ucs_queue_head_t  deferred_rx;  /* Messages the timer's progress took */
+    ucs_queue_head_t  deferred_ops; /* Completions it took */
 } uct_gba_iface_t;
 /* clang-format on */
+
+
+/**
+ * Enter/leave the interface: with async progress, the worker's async
+ * context (a recursive lock) excludes the timer's progress.
+ */
+static UCS_F_ALWAYS_INLINE void uct_gba_iface_enter(uct_gba_iface_t *iface)
+{
+    if (iface->async != NULL) {
+        UCS_ASYNC_BLOCK(iface->async);
+    }
+}
+
+static UCS_F_ALWAYS_INLINE void uct_gba_iface_leave(uct_gba_iface_t *iface)
+{
+    if (iface->async != NULL) {
+        UCS_ASYNC_UNBLOCK(iface->async);
+    }
+}
 
 
 /**

@@ -1,0 +1,161 @@
+#!/bin/sh
+# The stock UCX stack over the transport (libuct_gba.so preloaded):
+#   1. ucx_perftest UCT-level tests between two processes on device gba:
+#      am_lat, put_lat, add_lat, get (bcopy and zcopy), am_bw (bcopy and
+#      zcopy), put_bw (zcopy, 1 MiB);
+#   2. ucx_perftest UCP-level tests with UCX_TLS=gba,self: tag_lat,
+#      ucp_put_lat, ucp_get, ucp_add, stream_bw, tag_bw (1 MiB);
+#   3. bad UCX_GBA_* values: the interface refuses to open with a message
+#      naming the parameter (ucx_info -d), nothing crashes;
+#   4. Open MPI (pml ucx, UCX_TLS=gba,self): test/mpi/mpi_p2p with 2 and 4
+#      ranks and mpi_coll with 4 (with gba,self only "self" cannot reach
+#      the other ranks: the runs need gba);
+#   5. OpenSHMEM (oshrun, SPML-UCX, UCX_TLS=gba,self): test/ucx/shmem_check
+#      (built here with oshcc) with 2, 4 and 8 PEs.
+# Skipped (77) without the module or ucx_perftest; the MPI and OpenSHMEM
+# parts are skipped without mpirun/oshrun/oshcc.
+top_builddir=${top_builddir:-.}
+top_srcdir=${top_srcdir:-.}
+mod=$top_builddir/ucx/uct_gba/.libs/libuct_gba.so
+PERFTEST=${PERFTEST:-ucx_perftest}
+if [ ! -f "$mod" ] || ! command -v "$PERFTEST" >/dev/null 2>&1; then
+	echo "SKIP: libuct_gba.so not built or ucx_perftest not found"
+	exit 77
+fi
+# LD_PRELOAD list (colon-separated, so that mpirun -x carries it whole):
+# the sanitizer runtimes first, if any
+pre=$mod
+[ -n "$GBA_SAN_PRELOAD" ] && pre="$(echo $GBA_SAN_PRELOAD | tr ' ' ':'):$mod"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gba-ucx.XXXXXX") || exit 99
+case "$GBA_DEVICE" in
+emu:/*) trap 'rm -rf "$tmp" "/dev/shm/${GBA_DEVICE#emu:/}"' EXIT ;;
+*) trap 'rm -rf "$tmp"' EXIT ;;
+esac
+tmo=
+command -v timeout >/dev/null 2>&1 && tmo="timeout -k 5 90"
+port=$((20000 + $$ % 20000))
+fail=0
+
+# perf <what> <ucx_perftest arguments>: a server and a client; both must
+# exit 0 and the client print its "Final:" line
+perf() {
+	what=$1
+	shift
+	port=$((port + 1))
+	LD_PRELOAD=$pre $tmo "$PERFTEST" -p "$port" "$@" >"$tmp/s" 2>&1 &
+	spid=$!
+	sleep 1
+	LD_PRELOAD=$pre $tmo "$PERFTEST" localhost -p "$port" "$@" \
+		>"$tmp/c" 2>&1
+	crc=$?
+	wait $spid
+	src=$?
+	final=$(grep '^Final:' "$tmp/c")
+	if [ $crc = 0 ] && [ $src = 0 ] && [ -n "$final" ]; then
+		echo "ok: $what: $final"
+	else
+		echo "FAIL: $what (ucx_perftest $*: server $src, client $crc)"
+		tail -n 5 "$tmp/s" "$tmp/c" | sed 's/^/  | /'
+		fail=1
+	fi
+}
+
+echo "== UCT level, device gba"
+uct="-d gba -x gba"
+perf "am_lat 8 B" -t am_lat $uct -n 20000
+perf "put_lat 8 B" -t put_lat $uct -n 20000
+perf "add_lat" -t add_lat $uct -n 20000
+perf "get bcopy 8 B" -t get $uct -D bcopy -s 8 -n 2000
+perf "get zcopy 64 KiB" -t get $uct -D zcopy -s 65536 -n 2000
+perf "am_bw bcopy 4000 B" -t am_bw $uct -D bcopy -s 4000 -n 20000
+perf "am_bw zcopy 64 KiB" -t am_bw $uct -D zcopy -s 65536 -n 5000
+perf "put_bw zcopy 1 MiB" -t put_bw $uct -D zcopy -s 1048576 -n 500
+
+echo "== UCP level, UCX_TLS=gba,self"
+export UCX_TLS=gba,self
+perf "tag_lat 8 B" -t tag_lat -n 20000
+perf "tag_lat 64 KiB" -t tag_lat -s 65536 -n 2000
+perf "ucp_put_lat 8 B" -t ucp_put_lat -n 20000
+perf "ucp_get 64 KiB" -t ucp_get -s 65536 -n 500
+perf "ucp_add" -t ucp_add -n 5000
+perf "stream_bw 1 MiB" -t stream_bw -s 1048576 -n 200
+perf "tag_bw 1 MiB" -t tag_bw -s 1048576 -n 200
+
+echo "== bad parameters"
+# bad <VAR=value> <expected message>: ucx_info -d cannot open the gba
+# interface and says why; ucx_info itself ends normally (no signal)
+UCX_INFO=${UCX_INFO:-ucx_info}
+bad() {
+	env "$1" LD_PRELOAD="$pre" $tmo "$UCX_INFO" -d >"$tmp/b" 2>&1
+	rc=$?
+	if [ $rc -lt 124 ] && grep -q -- "$2" "$tmp/b" &&
+	   ! grep -q '^#           connection: to iface' "$tmp/b"; then
+		echo "ok: $1 refused: $(grep -m1 -- "$2" "$tmp/b" |
+			sed 's/.*UCX  ERROR //')"
+	else
+		echo "FAIL: $1: exit $rc, expected an error naming '$2'"
+		grep -e ERROR -e 'Transport: gba' -A3 "$tmp/b" | head -n 10 |
+			sed 's/^/  | /'
+		fail=1
+	fi
+}
+bad UCX_GBA_RX_QUEUE_LEN=3 "UCX_GBA_RX_QUEUE_LEN=3"
+bad UCX_GBA_SEG_SIZE=100 "UCX_GBA_SEG_SIZE=100"
+bad UCX_GBA_MAX_OPS=0 "UCX_GBA_MAX_OPS"
+unset UCX_TLS
+
+# forward the variables that are set (mpirun warns about unset ones)
+xenv="-x UCX_TLS=gba,self -x LD_PRELOAD=$pre"
+for v in LD_LIBRARY_PATH GBA_DEVICE; do
+	eval "[ -n \"\${$v+x}\" ]" && xenv="$xenv -x $v"
+done
+mpirun=${MPIRUN-mpirun}
+# run <what> <launcher> <np> <program>: the program must pass
+run() {
+	what=$1 launcher=$2 np=$3 prog=$4
+	set -- $tmo "$launcher" --allow-run-as-root --oversubscribe \
+		--bind-to none -np "$np" --mca osc ^rdma $xenv "$prog"
+	if "$@" >"$tmp/m" 2>&1 && grep -q "PASS ($np " "$tmp/m"; then
+		echo "ok: $what with $np: $(grep "PASS" "$tmp/m" | head -n 1)"
+	else
+		echo "FAIL: $what with $np"
+		echo "  + $*"
+		tail -n 15 "$tmp/m" | sed 's/^/  | /'
+		fail=1
+	fi
+}
+
+echo "== Open MPI, pml ucx, UCX_TLS=gba,self"
+if [ -n "$mpirun" ] && command -v "$mpirun" >/dev/null 2>&1 &&
+   [ -x "$top_builddir/test/mpi/mpi_p2p" ]; then
+	xenv="$xenv --mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any"
+	for np in 2 4; do
+		run "mpi_p2p (pml ucx)" "$mpirun" $np "$top_builddir/test/mpi/mpi_p2p"
+	done
+	run "mpi_coll (pml ucx)" "$mpirun" 4 "$top_builddir/test/mpi/mpi_coll"
+	xenv=${xenv% --mca pml ucx*}
+else
+	echo "skipped: no mpirun or test/mpi programs"
+fi
+
+echo "== OpenSHMEM, oshrun (SPML-UCX), UCX_TLS=gba,self"
+OSHCC=${OSHCC:-oshcc}
+OSHRUN=${OSHRUN:-oshrun}
+if command -v "$OSHCC" >/dev/null 2>&1 &&
+   command -v "$OSHRUN" >/dev/null 2>&1; then
+	if "$OSHCC" -O2 -o "$tmp/shmem_check" \
+		"$top_srcdir/test/ucx/shmem_check.c" >"$tmp/cc" 2>&1; then
+		for np in 2 4 8; do
+			run "shmem_check" "$OSHRUN" $np "$tmp/shmem_check"
+		done
+	else
+		echo "FAIL: $OSHCC test/ucx/shmem_check.c"
+		cat "$tmp/cc"
+		fail=1
+	fi
+else
+	echo "skipped: no oshcc/oshrun"
+fi
+
+[ $fail = 0 ] && echo "PASS: the UCX stack over gba"
+exit $fail
