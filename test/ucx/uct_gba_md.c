@@ -116,7 +116,7 @@ static void test_md(uct_component_h component, uct_md_h md)
 		CHECK(uct_md_mem_dereg(md, memh[i]) == UCS_OK);
 }
 
-static void test_iface(uct_md_h md)
+static void test_iface(uct_component_h component, uct_md_h md)
 {
 	uct_tl_resource_desc_t *resources;
 	uct_iface_config_t *config;
@@ -154,19 +154,79 @@ static void test_iface(uct_md_h md)
 	params.mode.device.dev_name = resources[0].dev_name;
 	REQUIRE(uct_iface_open(md, worker, &params, config, &iface) == UCS_OK);
 	REQUIRE(uct_iface_query(iface, &attr) == UCS_OK);
-	/* nothing is claimed that the interface does not do: only its
-	 * connection model, which UCP requires of every transport */
-	CHECK(attr.cap.flags == UCT_IFACE_FLAG_CONNECT_TO_IFACE);
+	/* the data path's capabilities (uct_gba(7)) */
+	CHECK(attr.cap.flags & UCT_IFACE_FLAG_CONNECT_TO_IFACE);
+	CHECK(attr.cap.flags & UCT_IFACE_FLAG_AM_SHORT);
+	CHECK(attr.cap.flags & UCT_IFACE_FLAG_PUT_ZCOPY);
+	CHECK(attr.cap.flags & UCT_IFACE_FLAG_GET_ZCOPY);
+	CHECK(attr.cap.flags & UCT_IFACE_FLAG_ATOMIC_CPU);
+	CHECK(!(attr.cap.flags & UCT_IFACE_FLAG_ATOMIC_DEVICE));
 	CHECK(attr.cap.event_flags == 0);
-	CHECK(attr.cap.atomic32.op_flags == 0 &&
-	      attr.cap.atomic64.fop_flags == 0);
-	CHECK(attr.iface_addr_len == 0 && attr.device_addr_len == 0);
+	CHECK(attr.cap.atomic64.fop_flags & UCS_BIT(UCT_ATOMIC_OP_CSWAP));
+	CHECK(attr.iface_addr_len == 24 && attr.device_addr_len == 8);
 	CHECK(!uct_iface_is_reachable(iface, NULL, NULL));
+	{
+		unsigned char dev[8], ifa[24], other[8];
+		uint64_t target = 5, value = 0x1122334455667788ull;
+		uint64_t *pattern = &value;
+		uct_mem_h memh;
+		void *rkey_buf;
+		uct_rkey_bundle_t rkey;
+		int i;
 
-	memset(&ep_params, 0, sizeof(ep_params));
-	ep_params.field_mask = UCT_EP_PARAM_FIELD_IFACE;
-	ep_params.iface = iface;
-	CHECK(uct_ep_create(&ep_params, &ep) == UCS_ERR_UNSUPPORTED);
+		REQUIRE(uct_iface_get_device_address(iface,
+						    (uct_device_addr_t *)dev) ==
+			UCS_OK);
+		REQUIRE(uct_iface_get_address(iface, (uct_iface_addr_t *)ifa) ==
+			UCS_OK);
+		CHECK(uct_iface_is_reachable(iface, (uct_device_addr_t *)dev,
+					     (uct_iface_addr_t *)ifa));
+		memcpy(other, dev, 8);
+		other[0] ^= 1; /* another host */
+		CHECK(!uct_iface_is_reachable(iface, (uct_device_addr_t *)other,
+					      (uct_iface_addr_t *)ifa));
+
+		memset(&ep_params, 0, sizeof(ep_params));
+		ep_params.field_mask = UCT_EP_PARAM_FIELD_IFACE;
+		ep_params.iface = iface;
+		CHECK(uct_ep_create(&ep_params, &ep) != UCS_OK);
+
+		/* an endpoint to the interface itself: put, then atomics, on
+		 * registered memory, completed by the interface's progress */
+		ep_params.field_mask |= UCT_EP_PARAM_FIELD_DEV_ADDR |
+					UCT_EP_PARAM_FIELD_IFACE_ADDR;
+		ep_params.dev_addr = (uct_device_addr_t *)dev;
+		ep_params.iface_addr = (uct_iface_addr_t *)ifa;
+		REQUIRE(uct_ep_create(&ep_params, &ep) == UCS_OK);
+		REQUIRE(uct_md_mem_reg(md, &target, sizeof(target),
+				       UCT_MD_MEM_ACCESS_ALL, &memh) == UCS_OK);
+		rkey_buf = malloc(64);
+		REQUIRE(uct_md_mkey_pack(md, memh, rkey_buf) == UCS_OK);
+		REQUIRE(uct_rkey_unpack(component, rkey_buf, &rkey) == UCS_OK);
+		CHECK(uct_ep_put_short(ep, pattern, 8, (uintptr_t)&target,
+				       rkey.rkey) == UCS_OK);
+		CHECK(uct_ep_atomic64_post(ep, UCT_ATOMIC_OP_ADD, 1,
+					   (uintptr_t)&target,
+					   rkey.rkey) == UCS_OK);
+		for (i = 0; i < 100000 &&
+			    uct_ep_flush(ep, 0, NULL) == UCS_INPROGRESS;
+		     i++)
+			uct_iface_progress(iface);
+		CHECK(uct_ep_flush(ep, 0, NULL) == UCS_OK);
+		CHECK(target == value + 1);
+		/* outside the region: completes with an error, touches nothing */
+		CHECK(uct_ep_put_short(ep, pattern, 8, (uintptr_t)&target + 8,
+				       rkey.rkey) == UCS_OK);
+		for (i = 0; i < 100000 &&
+			    uct_ep_flush(ep, 0, NULL) == UCS_INPROGRESS;
+		     i++)
+			uct_iface_progress(iface);
+		CHECK(target == value + 1);
+		uct_rkey_release(component, &rkey);
+		free(rkey_buf);
+		uct_ep_destroy(ep);
+		CHECK(uct_md_mem_dereg(md, memh) == UCS_OK);
+	}
 	CHECK(uct_iface_flush(iface, 0, NULL) == UCS_OK);
 	CHECK(uct_iface_progress(iface) == 0);
 
@@ -238,7 +298,7 @@ int main(int argc, char **argv)
 	CHECK(!strcmp(((uct_gba_md_t *)md)->device, "emu:/uct-gba-md-test"));
 
 	test_md(gba, md);
-	test_iface(md);
+	test_iface(gba, md);
 	uct_md_close(md);
 	uct_release_component_list(components);
 

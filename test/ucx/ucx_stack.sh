@@ -89,7 +89,7 @@ bad() {
 	env "$1" LD_PRELOAD="$pre" $tmo "$UCX_INFO" -d >"$tmp/b" 2>&1
 	rc=$?
 	if [ $rc -lt 124 ] && grep -q -- "$2" "$tmp/b" &&
-	   ! grep -q '^#           connection: to iface' "$tmp/b"; then
+	   grep -A1 -- "$2" "$tmp/b" | grep -q 'failed to open interface'; then
 		echo "ok: $1 refused: $(grep -m1 -- "$2" "$tmp/b" |
 			sed 's/.*UCX  ERROR //')"
 	else

@@ -1,0 +1,129 @@
+#!/bin/sh
+# The UCX transport next to UCX's own shared-memory transport posix,
+# measured in the same run (figures printed, never checked):
+#   - ucx_perftest latency at 8 B, half round trip, median of each test:
+#     UCT level am_lat, put_lat, add_lat (-d gba -x gba vs -d memory
+#     -x posix); UCP level tag_lat, ucp_put_lat (UCX_TLS=gba,self vs
+#     posix,self);
+#   - bandwidth at 1 MiB: UCP tag_bw and stream_bw, same pairs;
+#   - shmem_barrier_all (oshrun, SPML-UCX) with 2 and 4 PEs, gba,self vs
+#     posix,self (bench/gba_bench_shmem_barrier.c, built here with oshcc).
+# Runs alternate between the two sides; the tables show medians of REPS
+# runs (default 3) and the ratio gba/posix.
+# Usage: bench/run_ucx_bench.sh [MODULE]   (default: the build tree's
+#   ucx/uct_gba/.libs/libuct_gba.so under $top_builddir, else .)
+top_builddir=${top_builddir:-.}
+top_srcdir=${top_srcdir:-$(dirname "$0")/..}
+mod=${1:-$top_builddir/ucx/uct_gba/.libs/libuct_gba.so}
+reps=${REPS:-3}
+if [ ! -f "$mod" ] || ! command -v ucx_perftest >/dev/null 2>&1; then
+	echo "skipped: no $mod or no ucx_perftest"
+	exit 0
+fi
+mod=$(cd "$(dirname "$mod")" && pwd)/$(basename "$mod")
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+port=$((30000 + $$ % 20000))
+status=0
+
+# perf <field> <env assignment> <ucx_perftest args>: the field of the
+# client's Final line (3: median latency in us; 7: average MB/s)
+perf() {
+	field=$1 tls=$2
+	shift 2
+	port=$((port + 1))
+	env LD_PRELOAD="$mod" $tls timeout 120 ucx_perftest -p $port "$@" \
+		>/dev/null 2>&1 &
+	sleep 1
+	env LD_PRELOAD="$mod" $tls timeout 120 ucx_perftest localhost \
+		-p $port "$@" >"$tmp/c" 2>&1
+	wait
+	v=$(awk -v f="$field" '/^Final:/ { print $f }' "$tmp/c")
+	[ -n "$v" ] || { status=1; v=-; echo "FAILED: ucx_perftest $*" >&2; }
+	echo "$v"
+}
+
+# show <name> <gba values> <posix values>: medians and ratio
+show() {
+	echo "$2|$3" | awk -v n="$1" '
+	function med(s, a, k, i, j, t) {
+		k = split(s, a)
+		for (i = 2; i <= k; i++) {
+			t = a[i]
+			for (j = i - 1; j >= 1 && a[j] + 0 > t + 0; j--)
+				a[j + 1] = a[j]
+			a[j + 1] = t
+		}
+		return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
+	}
+	{
+		split($0, h, "|")
+		g = med(h[1]); p = med(h[2])
+		printf "%-24s %12s %12s %8.2fx\n", n, g, p, p > 0 ? g / p : 0
+	}'
+}
+
+# uct <name> <field> <args>: gba vs posix at UCT level
+uct() {
+	name=$1 field=$2
+	shift 2
+	g= p= r=1
+	while [ $r -le "$reps" ]; do
+		g="$g $(perf "$field" "UCX_GBA_X=" -d gba -x gba "$@")"
+		p="$p $(perf "$field" "UCX_GBA_X=" -d memory -x posix "$@")"
+		r=$((r + 1))
+	done
+	show "$name" "$g" "$p"
+}
+
+# ucp <name> <field> <args>: UCX_TLS=gba,self vs posix,self
+ucp() {
+	name=$1 field=$2
+	shift 2
+	g= p= r=1
+	while [ $r -le "$reps" ]; do
+		g="$g $(perf "$field" UCX_TLS=gba,self "$@")"
+		p="$p $(perf "$field" UCX_TLS=posix,self "$@")"
+		r=$((r + 1))
+	done
+	show "$name" "$g" "$p"
+}
+
+echo "== ucx_perftest, 2 processes: gba vs posix, medians of $reps runs"
+echo "latency, us, half round trip (target at 8 B: gba/posix <= 1.10)"
+printf "%-24s %12s %12s %9s\n" test gba posix gba/posix
+uct "uct am_lat 8 B" 3 -t am_lat -n 100000
+uct "uct put_lat 8 B" 3 -t put_lat -n 100000
+uct "uct add_lat" 3 -t add_lat -n 100000
+ucp "ucp tag_lat 8 B" 3 -t tag_lat -n 100000
+ucp "ucp ucp_put_lat 8 B" 3 -t ucp_put_lat -n 100000
+echo "bandwidth, MB/s (target at 1 MiB: gba/posix >= 1.00)"
+printf "%-24s %12s %12s %9s\n" test gba posix gba/posix
+ucp "ucp tag_bw 1 MiB" 7 -t tag_bw -s 1048576 -n 2000
+ucp "ucp stream_bw 1 MiB" 7 -t stream_bw -s 1048576 -n 500
+
+echo
+echo "== shmem_barrier_all (oshrun, SPML-UCX): gba,self vs posix,self"
+if command -v oshcc >/dev/null 2>&1 && command -v oshrun >/dev/null 2>&1 &&
+   oshcc -O2 -o "$tmp/shb" "$top_srcdir/bench/gba_bench_shmem_barrier.c"; then
+	printf "%-24s %12s %12s %9s\n" "PEs" gba_us posix_us gba/posix
+	for np in 2 4; do
+		g= p= r=1
+		while [ $r -le "$reps" ]; do
+			for tls in gba,self posix,self; do
+				v=$(timeout 120 oshrun --allow-run-as-root \
+					--oversubscribe --bind-to none -np $np \
+					--mca osc ^rdma -x LD_PRELOAD="$mod" \
+					-x UCX_TLS=$tls "$tmp/shb" 5000 2>/dev/null |
+					sed -n 's/.* us=//p')
+				[ -n "$v" ] || { status=1; v=-; }
+				if [ $tls = gba,self ]; then g="$g $v"; else p="$p $v"; fi
+			done
+			r=$((r + 1))
+		done
+		show "$np" "$g" "$p"
+	done
+else
+	echo "skipped: no oshcc/oshrun"
+fi
+exit $status
