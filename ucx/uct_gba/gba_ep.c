@@ -786,13 +786,15 @@ void uct_gba_ep_pending_purge(uct_ep_h tl_ep, uct_pending_purge_callback_t cb,
 static UCS_CLASS_INIT_FUNC(uct_gba_ep_t, const uct_ep_params_t *params)
 {
     uct_gba_iface_t *iface = ucs_derived_of(params->iface, uct_gba_iface_t);
-    const uct_gba_iface_addr_t *iface_addr;
+    uct_gba_iface_addr_t iface_addr_buf;
+    const uct_gba_iface_addr_t *iface_addr = &iface_addr_buf;
     int ret;
 
     UCT_EP_PARAMS_CHECK_DEV_IFACE_ADDRS(params);
     UCS_CLASS_CALL_SUPER_INIT(uct_base_ep_t, &iface->super);
 
-    iface_addr = (const uct_gba_iface_addr_t*)params->iface_addr;
+    /* A copy: UCP packs addresses at any alignment */
+    memcpy(&iface_addr_buf, params->iface_addr, sizeof(iface_addr_buf));
     if (!gba_addr_valid(iface_addr, sizeof(*iface_addr))) {
         ucs_error("gba: malformed interface address");
         return UCS_ERR_INVALID_ADDR;

@@ -444,14 +444,17 @@ static ucs_status_t uct_gba_iface_get_address(uct_iface_h tl_iface,
 {
     uct_gba_iface_t *iface = ucs_derived_of(tl_iface, uct_gba_iface_t);
 
-    *(uct_gba_iface_addr_t*)addr = *gba_fab_ep_addr(iface->fab_ep);
+    /* UCP packs addresses at any alignment */
+    memcpy(addr, gba_fab_ep_addr(iface->fab_ep), sizeof(uct_gba_iface_addr_t));
     return UCS_OK;
 }
 
 static ucs_status_t uct_gba_iface_get_device_address(uct_iface_h tl_iface,
                                                      uct_device_addr_t *addr)
 {
-    *(uct_gba_device_addr_t*)addr = gba_host_id();
+    uct_gba_device_addr_t host_id = gba_host_id();
+
+    memcpy(addr, &host_id, sizeof(host_id));
     return UCS_OK;
 }
 
@@ -461,12 +464,18 @@ static int uct_gba_iface_is_reachable(const uct_iface_h tl_iface,
                                       const uct_device_addr_t *dev_addr,
                                       const uct_iface_addr_t *iface_addr)
 {
-    const uct_gba_iface_addr_t *addr = (const uct_gba_iface_addr_t*)iface_addr;
+    uct_gba_device_addr_t host_id;
+    uct_gba_iface_addr_t addr;
 
-    return (dev_addr != NULL) && (addr != NULL) &&
-           (*(const uct_gba_device_addr_t*)dev_addr == gba_host_id()) &&
-           gba_addr_valid(addr, sizeof(*addr)) &&
-           (addr->host_id == gba_host_id());
+    if ((dev_addr == NULL) || (iface_addr == NULL)) {
+        return 0;
+    }
+
+    /* Copies: UCP packs addresses at any alignment */
+    memcpy(&host_id, dev_addr, sizeof(host_id));
+    memcpy(&addr, iface_addr, sizeof(addr));
+    return (host_id == gba_host_id()) && gba_addr_valid(&addr, sizeof(addr)) &&
+           (addr.host_id == host_id);
 }
 
 static ucs_mpool_ops_t uct_gba_iface_mpool_ops = {
