@@ -59,7 +59,7 @@ show() {
 	{
 		split($0, h, "|")
 		g = med(h[1]); p = med(h[2])
-		printf "%-24s %12s %12s %8.2fx\n", n, g, p, p > 0 ? g / p : 0
+		printf "%-24s %12s %12s %8.2fx\n", n, g, p, (p > 0 ? g / p : 0)
 	}'
 }
 
