@@ -29,21 +29,10 @@
 
 #include <mpi.h>
 
+#include "gba_bench_stats.h"
+
 #define TAG_DATA 1
 #define TAG_GO 2
-
-static int cmp_double(const void *x, const void *y)
-{
-	double a = *(const double *)x, c = *(const double *)y;
-
-	return (a > c) - (a < c);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 static const char *env(const char *name)
 {
@@ -166,7 +155,7 @@ int main(int argc, char **argv)
 			MPI_Abort(MPI_COMM_WORLD, 1);
 		if (rank == 0) {
 			printf("mpi size=%zu iters=%ld us=%.3f\n", size, n,
-			       median(us, rounds));
+			       gba_bench_median(us, rounds));
 			fflush(stdout);
 		}
 		if (size > max / factor)
@@ -223,7 +212,7 @@ int main(int argc, char **argv)
 			MPI_Abort(MPI_COMM_WORLD, 1);
 		if (rank == 0)
 			printf("mpi_bw size=%zu window=%d MBps=%.1f\n", bw_size,
-			       window, median(us, rounds));
+			       window, gba_bench_median(us, rounds));
 	}
 	MPI_Barrier(MPI_COMM_WORLD);
 	free(sbuf);

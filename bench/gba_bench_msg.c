@@ -52,6 +52,7 @@
 #include <rdma/fi_tagged.h>
 
 #include "gba_ft_common.h"
+#include "gba_bench_stats.h"
 
 #define MAX_SIZES 32
 #define MAX_PROVS 4
@@ -236,19 +237,6 @@ static int check_payload(struct bench *b, size_t size, const char *what)
 	return 0;
 }
 
-static int cmp_double(const void *x, const void *y)
-{
-	double a = *(const double *)x, c = *(const double *)y;
-
-	return (a > c) - (a < c);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* Ping-pong iterations per round for @size (fewer for large messages). */
 static long lat_iters(size_t size)
 {
@@ -385,11 +373,11 @@ static int run_size(struct bench *bs, int nb, size_t size, int lat)
 		}
 		if (lat)
 			printf("lat prov=%s size=%zu iters=%ld us=%.3f\n",
-			       bs[p].prov, size, n, median(fig[p], opt.rounds));
+			       bs[p].prov, size, n, gba_bench_median(fig[p], opt.rounds));
 		else
 			printf("bw prov=%s size=%zu window=%d windows=%ld "
 			       "MBps=%.1f\n", bs[p].prov, size, opt.window, n,
-			       median(fig[p], opt.rounds));
+			       gba_bench_median(fig[p], opt.rounds));
 	}
 	fflush(stdout);
 	return 0;

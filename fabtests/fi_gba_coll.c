@@ -227,33 +227,21 @@ static void gen(void *out, enum fi_datatype dt, enum fi_op rop, uint64_t seq,
 
 	switch (dt) {
 	case FI_INT8:
-	case FI_UINT8: {
-		uint8_t x = (uint8_t)v;
-		if (!zero && !x)
-			x = 1;
-		memcpy(out, &x, 1);
-		return;
-	}
+	case FI_UINT8:
 	case FI_INT16:
-	case FI_UINT16: {
-		uint16_t x = (uint16_t)v;
-		if (!zero && !x)
-			x = 1;
-		memcpy(out, &x, 2);
-		return;
-	}
+	case FI_UINT16:
 	case FI_INT32:
-	case FI_UINT32: {
-		uint32_t x = (uint32_t)v;
-		if (!zero && !x)
-			x = 1;
-		memcpy(out, &x, 4);
+	case FI_UINT32:
+	case FI_INT64:
+	case FI_UINT64: {
+		size_t n = dt_size(dt);
+
+		/* the low n bytes (little-endian), non-zero unless @zero */
+		if (!zero && n < 8 && !(v & ((1ULL << (8 * n)) - 1)))
+			v = 1;
+		memcpy(out, &v, n);
 		return;
 	}
-	case FI_INT64:
-	case FI_UINT64:
-		memcpy(out, &v, 8);
-		return;
 	case FI_FLOAT:
 	case FI_DOUBLE:
 		if (zero)
@@ -275,32 +263,37 @@ static void gen(void *out, enum fi_datatype dt, enum fi_op rop, uint64_t seq,
 	}
 }
 
+/* The cases integer and floating-point reductions share. */
+#define REF_CMP_LOGIC(T)                                                       \
+	case FI_MIN:                                                           \
+		r = b < a ? b : a;                                             \
+		break;                                                         \
+	case FI_MAX:                                                           \
+		r = b > a ? b : a;                                             \
+		break;                                                         \
+	case FI_LOR:                                                           \
+		r = (T)(a || b);                                               \
+		break;                                                         \
+	case FI_LAND:                                                          \
+		r = (T)(a && b);                                               \
+		break;                                                         \
+	case FI_LXOR:                                                          \
+		r = (T)(!a != !b);                                             \
+		break
+
+/* Integers: sums and products wrap (computed unsigned), bitwise ops. */
 #define REF_INT(T, U)                                                          \
 	do {                                                                   \
 		T a, b, r;                                                     \
 		memcpy(&a, acc, sizeof(T));                                    \
 		memcpy(&b, v, sizeof(T));                                      \
 		switch (op) {                                                  \
-		case FI_MIN:                                                   \
-			r = b < a ? b : a;                                     \
-			break;                                                 \
-		case FI_MAX:                                                   \
-			r = b > a ? b : a;                                     \
-			break;                                                 \
+			REF_CMP_LOGIC(T);                                      \
 		case FI_SUM:                                                   \
 			r = (T)(U)((uint64_t)(U)a + (uint64_t)(U)b);           \
 			break;                                                 \
 		case FI_PROD:                                                  \
 			r = (T)(U)((uint64_t)(U)a * (uint64_t)(U)b);           \
-			break;                                                 \
-		case FI_LOR:                                                   \
-			r = (T)(a || b);                                       \
-			break;                                                 \
-		case FI_LAND:                                                  \
-			r = (T)(a && b);                                       \
-			break;                                                 \
-		case FI_LXOR:                                                  \
-			r = (T)(!a != !b);                                     \
 			break;                                                 \
 		case FI_BOR:                                                   \
 			r = (T)(a | b);                                        \
@@ -323,26 +316,12 @@ static void gen(void *out, enum fi_datatype dt, enum fi_op rop, uint64_t seq,
 		memcpy(&a, acc, sizeof(T));                                    \
 		memcpy(&b, v, sizeof(T));                                      \
 		switch (op) {                                                  \
-		case FI_MIN:                                                   \
-			r = b < a ? b : a;                                     \
-			break;                                                 \
-		case FI_MAX:                                                   \
-			r = b > a ? b : a;                                     \
-			break;                                                 \
+			REF_CMP_LOGIC(T);                                      \
 		case FI_SUM:                                                   \
 			r = a + b;                                             \
 			break;                                                 \
 		case FI_PROD:                                                  \
 			r = a * b;                                             \
-			break;                                                 \
-		case FI_LOR:                                                   \
-			r = (T)(a || b);                                       \
-			break;                                                 \
-		case FI_LAND:                                                  \
-			r = (T)(a && b);                                       \
-			break;                                                 \
-		case FI_LXOR:                                                  \
-			r = (T)(!a != !b);                                     \
 			break;                                                 \
 		default:                                                       \
 			abort();                                               \

@@ -4,7 +4,8 @@
 #      am_lat, put_lat, add_lat, get (bcopy and zcopy), am_bw (bcopy and
 #      zcopy), put_bw (zcopy, 1 MiB);
 #   2. ucx_perftest UCP-level tests with UCX_TLS=gba,self: tag_lat,
-#      ucp_put_lat, ucp_get, ucp_add, stream_bw, tag_bw (1 MiB);
+#      ucp_put_lat, ucp_get, ucp_add (also with UCX_GBA_ASYNC_INTERVAL),
+#      stream_bw, tag_bw (1 MiB);
 #   3. bad UCX_GBA_* values: the interface refuses to open with a message
 #      naming the parameter (ucx_info -d), nothing crashes;
 #   4. Open MPI (pml ucx, UCX_TLS=gba,self): test/mpi/mpi_p2p with 2 and 4
@@ -79,6 +80,10 @@ perf "tag_lat 64 KiB" -t tag_lat -s 65536 -n 2000
 perf "ucp_put_lat 8 B" -t ucp_put_lat -n 20000
 perf "ucp_get 64 KiB" -t ucp_get -s 65536 -n 500
 perf "ucp_add" -t ucp_add -n 5000
+export UCX_GBA_ASYNC_INTERVAL=1ms
+perf "ucp_get 64 KiB, async progress" -t ucp_get -s 65536 -n 500
+perf "ucp_add, async progress" -t ucp_add -n 5000
+unset UCX_GBA_ASYNC_INTERVAL
 perf "stream_bw 1 MiB" -t stream_bw -s 1048576 -n 200
 perf "tag_bw 1 MiB" -t tag_bw -s 1048576 -n 200
 

@@ -21,10 +21,10 @@
 
 /* Refuse new operations while requests wait in the pending queue, so that
  * they keep their order (uct_ep_pending_add(3)) */
-#define UCT_GBA_CHECK_RES(_iface) \
-    if (ucs_unlikely(!ucs_queue_is_empty(&(_iface)->pending) && \
-                     !(_iface)->dispatching)) { \
-        return UCS_ERR_NO_RESOURCE; \
+#define UCT_GBA_CHECK_RES(_iface)                                              \
+    if (ucs_unlikely(!ucs_queue_is_empty(&(_iface)->pending) &&                \
+                     !(_iface)->dispatching)) {                                \
+        return UCS_ERR_NO_RESOURCE;                                            \
     }
 
 
@@ -35,12 +35,12 @@ static UCS_F_ALWAYS_INLINE uct_gba_iface_t *uct_gba_ep_iface(uct_gba_ep_t *ep)
 
 static UCS_F_ALWAYS_INLINE uint64_t uct_gba_rkey_key_id(uct_rkey_t rkey)
 {
-    return ((const uct_gba_rkey_t*)rkey)->key_id;
+    return ((const uct_gba_rkey_t *)rkey)->key_id;
 }
 
-static UCS_F_ALWAYS_INLINE uct_gba_op_t *
-uct_gba_op_get(uct_gba_iface_t *iface, uct_gba_op_type_t type,
-               uct_completion_t *comp)
+static UCS_F_ALWAYS_INLINE uct_gba_op_t *uct_gba_op_get(uct_gba_iface_t *iface,
+                                                        uct_gba_op_type_t type,
+                                                        uct_completion_t *comp)
 {
     uct_gba_op_t *op = ucs_mpool_get_inline(&iface->op_mp);
 
@@ -54,9 +54,8 @@ uct_gba_op_get(uct_gba_iface_t *iface, uct_gba_op_type_t type,
 }
 
 /* The engine accepted @op: record it as outstanding on @ep */
-static UCS_F_ALWAYS_INLINE void uct_gba_op_start(uct_gba_iface_t *iface,
-                                                 uct_gba_ep_t *ep,
-                                                 uct_gba_op_t *op)
+static UCS_F_ALWAYS_INLINE void
+uct_gba_op_start(uct_gba_iface_t *iface, uct_gba_ep_t *ep, uct_gba_op_t *op)
 {
     op->ep = ep;
     ucs_list_add_tail(&ep->ops, &op->list);
@@ -79,8 +78,7 @@ static void uct_gba_ep_flush_markers(uct_gba_ep_t *ep)
     }
 }
 
-void uct_gba_op_complete(uct_gba_iface_t *iface, uct_gba_op_t *op,
-                         int status)
+void uct_gba_op_complete(uct_gba_iface_t *iface, uct_gba_op_t *op, int status)
 {
     ucs_status_t ucs_status = uct_gba_status(status);
     uct_gba_ep_t *ep        = op->ep;
@@ -105,7 +103,8 @@ void uct_gba_op_complete(uct_gba_iface_t *iface, uct_gba_op_t *op,
             ucs_debug("gba: ep %p operation failed: %s", ep,
                       ucs_status_string(ucs_status));
             if (((status == -EPIPE) || (status == -EHOSTUNREACH) ||
-                 (status == -ESRCH)) && !ep->failed) {
+                 (status == -ESRCH)) &&
+                !ep->failed) {
                 ep->failed = 1;
                 uct_iface_handle_ep_err(&iface->super.super, &ep->super.super,
                                         ucs_status);
@@ -125,6 +124,19 @@ static UCS_F_ALWAYS_INLINE ucs_status_t uct_gba_ep_start_status(int ret)
         return UCS_ERR_NO_RESOURCE;
     }
     return uct_gba_status(ret);
+}
+
+/* UCS_ERR_INVALID_PARAM, with a message, when @length exceeds @max */
+static UCS_F_ALWAYS_INLINE ucs_status_t uct_gba_check_length(const char *what,
+                                                             size_t length,
+                                                             size_t max)
+{
+    if (ucs_likely(length <= max)) {
+        return UCS_OK;
+    }
+
+    ucs_error("gba: %s of %zu bytes (at most %zu)", what, length, max);
+    return UCS_ERR_INVALID_PARAM;
 }
 
 /* uct_iov_t[] to struct iovec[]; UCS_ERR_INVALID_PARAM for too many
@@ -148,7 +160,7 @@ static ucs_status_t uct_gba_iov_convert(const uct_iov_t *iov, size_t iovcnt,
         }
         vec[i].iov_base = iov[i].buffer;
         vec[i].iov_len  = uct_iov_get_length(&iov[i]);
-        total          += vec[i].iov_len;
+        total += vec[i].iov_len;
     }
 
     *total_p = total;
@@ -158,9 +170,8 @@ static ucs_status_t uct_gba_iov_convert(const uct_iov_t *iov, size_t iovcnt,
 
 /* Active messages: the engine's tag carries the AM id */
 
-static UCS_F_ALWAYS_INLINE ucs_status_t
-uct_gba_ep_am_send_inline(uct_gba_ep_t *ep, uint8_t id, const struct iovec *vec,
-                          size_t count)
+static UCS_F_ALWAYS_INLINE ucs_status_t uct_gba_ep_am_send_inline(
+        uct_gba_ep_t *ep, uint8_t id, const struct iovec *vec, size_t count)
 {
     uct_gba_iface_t *iface = uct_gba_ep_iface(ep);
 
@@ -168,8 +179,9 @@ uct_gba_ep_am_send_inline(uct_gba_ep_t *ep, uint8_t id, const struct iovec *vec,
             gba_fab_send(iface->fab_ep, ep->peer, vec, count, id, 0, 0, 0));
 }
 
-static ucs_status_t uct_gba_ep_am_short_nolock(uct_ep_h tl_ep, uint8_t id, uint64_t header,
-                                 const void *payload, unsigned length)
+static ucs_status_t
+uct_gba_ep_am_short_nolock(uct_ep_h tl_ep, uint8_t id, uint64_t header,
+                           const void *payload, unsigned length)
 {
     uct_gba_ep_t *ep       = ucs_derived_of(tl_ep, uct_gba_ep_t);
     uct_gba_iface_t *iface = uct_gba_ep_iface(ep);
@@ -177,16 +189,16 @@ static ucs_status_t uct_gba_ep_am_short_nolock(uct_ep_h tl_ep, uint8_t id, uint6
     ucs_status_t status;
 
     UCT_CHECK_AM_ID(id);
-    if (ucs_unlikely(length + sizeof(header) > UCT_GBA_MAX_INLINE)) {
-        ucs_error("gba: am_short of %u bytes (at most %zu)", length,
-                  UCT_GBA_MAX_INLINE - sizeof(header));
-        return UCS_ERR_INVALID_PARAM;
+    status = uct_gba_check_length("am_short", length + sizeof(header),
+                                  UCT_GBA_MAX_INLINE);
+    if (status != UCS_OK) {
+        return status;
     }
     UCT_GBA_CHECK_RES(iface);
 
     vec[0].iov_base = &header;
     vec[0].iov_len  = sizeof(header);
-    vec[1].iov_base = (void*)payload;
+    vec[1].iov_base = (void *)payload;
     vec[1].iov_len  = length;
     status          = uct_gba_ep_am_send_inline(ep, id, vec, 2);
     if (status == UCS_OK) {
@@ -196,7 +208,8 @@ static ucs_status_t uct_gba_ep_am_short_nolock(uct_ep_h tl_ep, uint8_t id, uint6
 }
 
 static ucs_status_t uct_gba_ep_am_short_iov_nolock(uct_ep_h tl_ep, uint8_t id,
-                                     const uct_iov_t *iov, size_t iovcnt)
+                                                   const uct_iov_t *iov,
+                                                   size_t iovcnt)
 {
     uct_gba_ep_t *ep       = ucs_derived_of(tl_ep, uct_gba_ep_t);
     uct_gba_iface_t *iface = uct_gba_ep_iface(ep);
@@ -209,10 +222,9 @@ static ucs_status_t uct_gba_ep_am_short_iov_nolock(uct_ep_h tl_ep, uint8_t id,
     if (status != UCS_OK) {
         return status;
     }
-    if (ucs_unlikely(total > UCT_GBA_MAX_INLINE)) {
-        ucs_error("gba: am_short_iov of %zu bytes (at most %d)", total,
-                  UCT_GBA_MAX_INLINE);
-        return UCS_ERR_INVALID_PARAM;
+    status = uct_gba_check_length("am_short_iov", total, UCT_GBA_MAX_INLINE);
+    if (status != UCS_OK) {
+        return status;
     }
     UCT_GBA_CHECK_RES(iface);
 
@@ -224,8 +236,8 @@ static ucs_status_t uct_gba_ep_am_short_iov_nolock(uct_ep_h tl_ep, uint8_t id,
 }
 
 static ssize_t uct_gba_ep_am_bcopy_nolock(uct_ep_h tl_ep, uint8_t id,
-                            uct_pack_callback_t pack_cb, void *arg,
-                            unsigned flags)
+                                          uct_pack_callback_t pack_cb,
+                                          void *arg, unsigned flags)
 {
     uct_gba_ep_t *ep       = ucs_derived_of(tl_ep, uct_gba_ep_t);
     uct_gba_iface_t *iface = uct_gba_ep_iface(ep);
@@ -250,10 +262,11 @@ static ssize_t uct_gba_ep_am_bcopy_nolock(uct_ep_h tl_ep, uint8_t id,
     return vec.iov_len;
 }
 
-static ucs_status_t uct_gba_ep_am_zcopy_nolock(uct_ep_h tl_ep, uint8_t id,
-                                 const void *header, unsigned header_length,
-                                 const uct_iov_t *iov, size_t iovcnt,
-                                 unsigned flags, uct_completion_t *comp)
+static ucs_status_t
+uct_gba_ep_am_zcopy_nolock(uct_ep_h tl_ep, uint8_t id, const void *header,
+                           unsigned header_length, const uct_iov_t *iov,
+                           size_t iovcnt, unsigned flags,
+                           uct_completion_t *comp)
 {
     uct_gba_ep_t *ep       = ucs_derived_of(tl_ep, uct_gba_ep_t);
     uct_gba_iface_t *iface = uct_gba_ep_iface(ep);
@@ -264,10 +277,10 @@ static ucs_status_t uct_gba_ep_am_zcopy_nolock(uct_ep_h tl_ep, uint8_t id,
     int ret;
 
     UCT_CHECK_AM_ID(id);
-    if (ucs_unlikely(header_length > UCT_GBA_AM_MAX_HDR)) {
-        ucs_error("gba: am_zcopy header of %u bytes (at most %d)",
-                  header_length, UCT_GBA_AM_MAX_HDR);
-        return UCS_ERR_INVALID_PARAM;
+    status = uct_gba_check_length("am_zcopy header", header_length,
+                                  UCT_GBA_AM_MAX_HDR);
+    if (status != UCS_OK) {
+        return status;
     }
     status = uct_gba_iov_convert(iov, iovcnt, vec + 1, GBA_FAB_MAX_IOV - 1,
                                  &total);
@@ -275,10 +288,9 @@ static ucs_status_t uct_gba_ep_am_zcopy_nolock(uct_ep_h tl_ep, uint8_t id,
         return status;
     }
     total += header_length;
-    if (ucs_unlikely(total > iface->seg_size)) {
-        ucs_error("gba: am_zcopy of %zu bytes (at most %zu)", total,
-                  iface->seg_size);
-        return UCS_ERR_INVALID_PARAM;
+    status = uct_gba_check_length("am_zcopy", total, iface->seg_size);
+    if (status != UCS_OK) {
+        return status;
     }
     UCT_GBA_CHECK_RES(iface);
 
@@ -311,10 +323,9 @@ static ucs_status_t uct_gba_ep_am_zcopy_nolock(uct_ep_h tl_ep, uint8_t id,
 
 /* RMA: the target executes it; the engine reports every put and get */
 
-static UCS_F_ALWAYS_INLINE ucs_status_t
-uct_gba_ep_rma(uct_gba_ep_t *ep, int put, uct_gba_op_t *op,
-               const struct iovec *vec, size_t count, uint64_t remote_addr,
-               uct_rkey_t rkey)
+static UCS_F_ALWAYS_INLINE ucs_status_t uct_gba_ep_rma(
+        uct_gba_ep_t *ep, int put, uct_gba_op_t *op, const struct iovec *vec,
+        size_t count, uint64_t remote_addr, uct_rkey_t rkey)
 {
     uct_gba_iface_t *iface = uct_gba_ep_iface(ep);
     int ret;
@@ -336,9 +347,9 @@ uct_gba_ep_rma(uct_gba_ep_t *ep, int put, uct_gba_op_t *op,
 }
 
 /* A put of at most UCT_GBA_MAX_INLINE bytes: the engine copies @vec */
-static UCS_F_ALWAYS_INLINE ucs_status_t uct_gba_ep_put_inline(
-        uct_gba_ep_t *ep, const struct iovec *vec, uint64_t remote_addr,
-        uct_rkey_t rkey)
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_gba_ep_put_inline(uct_gba_ep_t *ep, const struct iovec *vec,
+                      uint64_t remote_addr, uct_rkey_t rkey)
 {
     uct_gba_iface_t *iface = uct_gba_ep_iface(ep);
     ucs_status_t status;
@@ -356,23 +367,22 @@ static UCS_F_ALWAYS_INLINE ucs_status_t uct_gba_ep_put_inline(
     return status;
 }
 
-static ucs_status_t uct_gba_ep_put_short_nolock(uct_ep_h tl_ep, const void *buffer,
-                                  unsigned length, uint64_t remote_addr,
-                                  uct_rkey_t rkey)
+static ucs_status_t
+uct_gba_ep_put_short_nolock(uct_ep_h tl_ep, const void *buffer, unsigned length,
+                            uint64_t remote_addr, uct_rkey_t rkey)
 {
     uct_gba_ep_t *ep       = ucs_derived_of(tl_ep, uct_gba_ep_t);
     uct_gba_iface_t *iface = uct_gba_ep_iface(ep);
     struct iovec vec;
     ucs_status_t status;
 
-    if (ucs_unlikely(length > UCT_GBA_MAX_INLINE)) {
-        ucs_error("gba: put_short of %u bytes (at most %d)", length,
-                  UCT_GBA_MAX_INLINE);
-        return UCS_ERR_INVALID_PARAM;
+    status = uct_gba_check_length("put_short", length, UCT_GBA_MAX_INLINE);
+    if (status != UCS_OK) {
+        return status;
     }
     UCT_GBA_CHECK_RES(iface);
 
-    vec.iov_base = (void*)buffer;
+    vec.iov_base = (void *)buffer;
     vec.iov_len  = length;
     status       = uct_gba_ep_put_inline(ep, &vec, remote_addr, rkey);
     if (status == UCS_OK) {
@@ -381,8 +391,9 @@ static ucs_status_t uct_gba_ep_put_short_nolock(uct_ep_h tl_ep, const void *buff
     return status;
 }
 
-static ssize_t uct_gba_ep_put_bcopy_nolock(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
-                             void *arg, uint64_t remote_addr, uct_rkey_t rkey)
+static ssize_t
+uct_gba_ep_put_bcopy_nolock(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
+                            void *arg, uint64_t remote_addr, uct_rkey_t rkey)
 {
     uct_gba_ep_t *ep       = ucs_derived_of(tl_ep, uct_gba_ep_t);
     uct_gba_iface_t *iface = uct_gba_ep_iface(ep);
@@ -404,10 +415,9 @@ static ssize_t uct_gba_ep_put_bcopy_nolock(uct_ep_h tl_ep, uct_pack_callback_t p
     return vec.iov_len;
 }
 
-static UCS_F_ALWAYS_INLINE ucs_status_t
-uct_gba_ep_rma_zcopy(uct_ep_h tl_ep, int put, const uct_iov_t *iov,
-                     size_t iovcnt, uint64_t remote_addr, uct_rkey_t rkey,
-                     uct_completion_t *comp)
+static UCS_F_ALWAYS_INLINE ucs_status_t uct_gba_ep_rma_zcopy(
+        uct_ep_h tl_ep, int put, const uct_iov_t *iov, size_t iovcnt,
+        uint64_t remote_addr, uct_rkey_t rkey, uct_completion_t *comp)
 {
     uct_gba_ep_t *ep       = ucs_derived_of(tl_ep, uct_gba_ep_t);
     uct_gba_iface_t *iface = uct_gba_ep_iface(ep);
@@ -441,26 +451,26 @@ uct_gba_ep_rma_zcopy(uct_ep_h tl_ep, int put, const uct_iov_t *iov,
     return UCS_INPROGRESS;
 }
 
-static ucs_status_t uct_gba_ep_put_zcopy_nolock(uct_ep_h tl_ep, const uct_iov_t *iov,
-                                  size_t iovcnt, uint64_t remote_addr,
-                                  uct_rkey_t rkey, uct_completion_t *comp)
+static ucs_status_t
+uct_gba_ep_put_zcopy_nolock(uct_ep_h tl_ep, const uct_iov_t *iov, size_t iovcnt,
+                            uint64_t remote_addr, uct_rkey_t rkey,
+                            uct_completion_t *comp)
 {
-    return uct_gba_ep_rma_zcopy(tl_ep, 1, iov, iovcnt, remote_addr, rkey,
-                                comp);
+    return uct_gba_ep_rma_zcopy(tl_ep, 1, iov, iovcnt, remote_addr, rkey, comp);
 }
 
-static ucs_status_t uct_gba_ep_get_zcopy_nolock(uct_ep_h tl_ep, const uct_iov_t *iov,
-                                  size_t iovcnt, uint64_t remote_addr,
-                                  uct_rkey_t rkey, uct_completion_t *comp)
+static ucs_status_t
+uct_gba_ep_get_zcopy_nolock(uct_ep_h tl_ep, const uct_iov_t *iov, size_t iovcnt,
+                            uint64_t remote_addr, uct_rkey_t rkey,
+                            uct_completion_t *comp)
 {
-    return uct_gba_ep_rma_zcopy(tl_ep, 0, iov, iovcnt, remote_addr, rkey,
-                                comp);
+    return uct_gba_ep_rma_zcopy(tl_ep, 0, iov, iovcnt, remote_addr, rkey, comp);
 }
 
-static ucs_status_t uct_gba_ep_get_bcopy_nolock(uct_ep_h tl_ep,
-                                  uct_unpack_callback_t unpack_cb, void *arg,
-                                  size_t length, uint64_t remote_addr,
-                                  uct_rkey_t rkey, uct_completion_t *comp)
+static ucs_status_t
+uct_gba_ep_get_bcopy_nolock(uct_ep_h tl_ep, uct_unpack_callback_t unpack_cb,
+                            void *arg, size_t length, uint64_t remote_addr,
+                            uct_rkey_t rkey, uct_completion_t *comp)
 {
     uct_gba_ep_t *ep       = ucs_derived_of(tl_ep, uct_gba_ep_t);
     uct_gba_iface_t *iface = uct_gba_ep_iface(ep);
@@ -468,10 +478,9 @@ static ucs_status_t uct_gba_ep_get_bcopy_nolock(uct_ep_h tl_ep,
     struct iovec vec;
     uct_gba_op_t *op;
 
-    if (ucs_unlikely(length > iface->seg_size)) {
-        ucs_error("gba: get_bcopy of %zu bytes (at most %zu)", length,
-                  iface->seg_size);
-        return UCS_ERR_INVALID_PARAM;
+    status = uct_gba_check_length("get_bcopy", length, iface->seg_size);
+    if (status != UCS_OK) {
+        return status;
     }
     UCT_GBA_CHECK_RES(iface);
 
@@ -538,8 +547,8 @@ uct_gba_ep_atomic(uct_ep_h tl_ep, unsigned opcode, size_t size,
 
     if (ucs_unlikely((op_code < 0) ||
                      ((result == NULL) && (op_code == GBA_FAB_AOP_SWAP)))) {
-        ucs_error("gba: unsupported atomic%zu operation %u%s", size * 8,
-                  opcode, (result == NULL) ? " (post)" : "");
+        ucs_error("gba: unsupported atomic%zu operation %u%s", size * 8, opcode,
+                  (result == NULL) ? " (post)" : "");
         return UCS_ERR_UNSUPPORTED;
     }
     if (ucs_unlikely(remote_addr % size)) {
@@ -567,55 +576,57 @@ uct_gba_ep_atomic(uct_ep_h tl_ep, unsigned opcode, size_t size,
     return (result == NULL) ? UCS_OK : UCS_INPROGRESS;
 }
 
-static ucs_status_t uct_gba_ep_atomic32_post_nolock(uct_ep_h tl_ep, unsigned opcode,
-                                      uint32_t value, uint64_t remote_addr,
-                                      uct_rkey_t rkey)
+static ucs_status_t
+uct_gba_ep_atomic32_post_nolock(uct_ep_h tl_ep, unsigned opcode, uint32_t value,
+                                uint64_t remote_addr, uct_rkey_t rkey)
 {
     return uct_gba_ep_atomic(tl_ep, opcode, sizeof(value), &value, NULL, NULL,
                              remote_addr, rkey, NULL);
 }
 
-static ucs_status_t uct_gba_ep_atomic64_post_nolock(uct_ep_h tl_ep, unsigned opcode,
-                                      uint64_t value, uint64_t remote_addr,
-                                      uct_rkey_t rkey)
+static ucs_status_t
+uct_gba_ep_atomic64_post_nolock(uct_ep_h tl_ep, unsigned opcode, uint64_t value,
+                                uint64_t remote_addr, uct_rkey_t rkey)
 {
     return uct_gba_ep_atomic(tl_ep, opcode, sizeof(value), &value, NULL, NULL,
                              remote_addr, rkey, NULL);
 }
 
-static ucs_status_t uct_gba_ep_atomic32_fetch_nolock(uct_ep_h tl_ep,
-                                       uct_atomic_op_t opcode,
-                                       uint32_t value, uint32_t *result,
-                                       uint64_t remote_addr, uct_rkey_t rkey,
-                                       uct_completion_t *comp)
+static ucs_status_t
+uct_gba_ep_atomic32_fetch_nolock(uct_ep_h tl_ep, uct_atomic_op_t opcode,
+                                 uint32_t value, uint32_t *result,
+                                 uint64_t remote_addr, uct_rkey_t rkey,
+                                 uct_completion_t *comp)
 {
-    return uct_gba_ep_atomic(tl_ep, opcode, sizeof(value), &value, NULL,
-                             result, remote_addr, rkey, comp);
+    return uct_gba_ep_atomic(tl_ep, opcode, sizeof(value), &value, NULL, result,
+                             remote_addr, rkey, comp);
 }
 
-static ucs_status_t uct_gba_ep_atomic64_fetch_nolock(uct_ep_h tl_ep,
-                                       uct_atomic_op_t opcode,
-                                       uint64_t value, uint64_t *result,
-                                       uint64_t remote_addr, uct_rkey_t rkey,
-                                       uct_completion_t *comp)
+static ucs_status_t
+uct_gba_ep_atomic64_fetch_nolock(uct_ep_h tl_ep, uct_atomic_op_t opcode,
+                                 uint64_t value, uint64_t *result,
+                                 uint64_t remote_addr, uct_rkey_t rkey,
+                                 uct_completion_t *comp)
 {
-    return uct_gba_ep_atomic(tl_ep, opcode, sizeof(value), &value, NULL,
-                             result, remote_addr, rkey, comp);
+    return uct_gba_ep_atomic(tl_ep, opcode, sizeof(value), &value, NULL, result,
+                             remote_addr, rkey, comp);
 }
 
-static ucs_status_t uct_gba_ep_atomic_cswap32_nolock(uct_ep_h tl_ep, uint32_t compare,
-                                       uint32_t swap, uint64_t remote_addr,
-                                       uct_rkey_t rkey, uint32_t *result,
-                                       uct_completion_t *comp)
+static ucs_status_t
+uct_gba_ep_atomic_cswap32_nolock(uct_ep_h tl_ep, uint32_t compare,
+                                 uint32_t swap, uint64_t remote_addr,
+                                 uct_rkey_t rkey, uint32_t *result,
+                                 uct_completion_t *comp)
 {
     return uct_gba_ep_atomic(tl_ep, UCT_ATOMIC_OP_CSWAP, sizeof(swap), &swap,
                              &compare, result, remote_addr, rkey, comp);
 }
 
-static ucs_status_t uct_gba_ep_atomic_cswap64_nolock(uct_ep_h tl_ep, uint64_t compare,
-                                       uint64_t swap, uint64_t remote_addr,
-                                       uct_rkey_t rkey, uint64_t *result,
-                                       uct_completion_t *comp)
+static ucs_status_t
+uct_gba_ep_atomic_cswap64_nolock(uct_ep_h tl_ep, uint64_t compare,
+                                 uint64_t swap, uint64_t remote_addr,
+                                 uct_rkey_t rkey, uint64_t *result,
+                                 uct_completion_t *comp)
 {
     return uct_gba_ep_atomic(tl_ep, UCT_ATOMIC_OP_CSWAP, sizeof(swap), &swap,
                              &compare, result, remote_addr, rkey, comp);
@@ -624,8 +635,8 @@ static ucs_status_t uct_gba_ep_atomic_cswap64_nolock(uct_ep_h tl_ep, uint64_t co
 
 /* Flush and pending requests */
 
-static ucs_status_t uct_gba_ep_flush_nolock(uct_ep_h tl_ep, unsigned flags,
-                              uct_completion_t *comp)
+static ucs_status_t
+uct_gba_ep_flush_nolock(uct_ep_h tl_ep, unsigned flags, uct_completion_t *comp)
 {
     uct_gba_ep_t *ep       = ucs_derived_of(tl_ep, uct_gba_ep_t);
     uct_gba_iface_t *iface = uct_gba_ep_iface(ep);
@@ -653,23 +664,25 @@ static ucs_status_t uct_gba_ep_flush_nolock(uct_ep_h tl_ep, unsigned flags,
     return UCS_INPROGRESS;
 }
 
-static ucs_status_t uct_gba_ep_pending_add_nolock(uct_ep_h tl_ep, uct_pending_req_t *req,
-                                    unsigned flags)
+static ucs_status_t uct_gba_ep_pending_add_nolock(uct_ep_h tl_ep,
+                                                  uct_pending_req_t *req,
+                                                  unsigned flags)
 {
     uct_gba_ep_t *ep       = ucs_derived_of(tl_ep, uct_gba_ep_t);
     uct_gba_iface_t *iface = uct_gba_ep_iface(ep);
     uct_gba_pending_priv_t *priv;
 
     UCS_STATIC_ASSERT(sizeof(*priv) <= UCT_PENDING_REQ_PRIV_LEN);
-    priv     = (uct_gba_pending_priv_t*)&req->priv;
+    priv     = (uct_gba_pending_priv_t *)&req->priv;
     priv->ep = ep;
     uct_pending_req_queue_push(&iface->pending, req);
     UCT_TL_EP_STAT_PEND(&ep->super);
     return UCS_OK;
 }
 
-static void uct_gba_ep_pending_purge_nolock(uct_ep_h tl_ep, uct_pending_purge_callback_t cb,
-                              void *arg)
+static void uct_gba_ep_pending_purge_nolock(uct_ep_h tl_ep,
+                                            uct_pending_purge_callback_t cb,
+                                            void *arg)
 {
     uct_gba_ep_t *ep       = ucs_derived_of(tl_ep, uct_gba_ep_t);
     uct_gba_iface_t *iface = uct_gba_ep_iface(ep);
@@ -679,21 +692,20 @@ static void uct_gba_ep_pending_purge_nolock(uct_ep_h tl_ep, uct_pending_purge_ca
 }
 
 
-
 /* The public entry points: the interface's async context excludes its
  * async progress (uct_gba_iface_async_progress) while they run */
 
-#define UCT_GBA_EP_ENTRY(_type, _name, _params, _args) \
-    _type uct_gba_ep_##_name _params \
-    { \
-        uct_gba_iface_t *_iface = ucs_derived_of(tl_ep->iface, \
-                                                 uct_gba_iface_t); \
-        _type _ret; \
-        \
-        uct_gba_iface_enter(_iface); \
-        _ret = uct_gba_ep_##_name##_nolock _args; \
-        uct_gba_iface_leave(_iface); \
-        return _ret; \
+#define UCT_GBA_EP_ENTRY(_type, _name, _params, _args)                         \
+    _type uct_gba_ep_##_name _params                                           \
+    {                                                                          \
+        uct_gba_iface_t *_iface = ucs_derived_of(tl_ep->iface,                 \
+                                                 uct_gba_iface_t);             \
+        _type _ret;                                                            \
+                                                                               \
+        uct_gba_iface_enter(_iface);                                           \
+        _ret = uct_gba_ep_##_name##_nolock _args;                              \
+        uct_gba_iface_leave(_iface);                                           \
+        return _ret;                                                           \
     }
 
 UCT_GBA_EP_ENTRY(ucs_status_t, am_short,
@@ -811,8 +823,7 @@ static UCS_CLASS_INIT_FUNC(uct_gba_ep_t, const uct_ep_params_t *params)
 
     ucs_list_head_init(&self->ops);
     self->failed = 0;
-    ucs_debug("gba: ep %p to %u/%u", self, iface_addr->pid,
-              iface_addr->ep_id);
+    ucs_debug("gba: ep %p to %u/%u", self, iface_addr->pid, iface_addr->ep_id);
     return UCS_OK;
 }
 

@@ -37,9 +37,9 @@ typedef struct uct_gba_ep {
  * Kinds of outstanding operation
  */
 typedef enum {
-    UCT_GBA_OP_PLAIN,     /* Put, get_zcopy, atomic, large AM */
+    UCT_GBA_OP_PLAIN, /* Put, get_zcopy, atomic, large AM */
     UCT_GBA_OP_GET_BCOPY, /* Get into op->buf, then unpack */
-    UCT_GBA_OP_FLUSH      /* Flush marker */
+    UCT_GBA_OP_FLUSH /* Flush marker */
 } uct_gba_op_type_t;
 
 
@@ -68,7 +68,7 @@ typedef struct uct_gba_op {
  */
 typedef struct {
     uct_pending_req_priv_queue_t super;
-    uct_gba_ep_t                 *ep;
+    uct_gba_ep_t *ep;
 } uct_gba_pending_priv_t;
 
 
@@ -80,8 +80,7 @@ UCS_CLASS_DECLARE_DELETE_FUNC(uct_gba_ep_t, uct_ep_t);
  * An operation the engine reported complete (@a status 0 or a negative
  * errno): unpack, complete the user's completion, fire flush markers.
  */
-void uct_gba_op_complete(uct_gba_iface_t *iface, uct_gba_op_t *op,
-                         int status);
+void uct_gba_op_complete(uct_gba_iface_t *iface, uct_gba_op_t *op, int status);
 
 
 /* uct_iface_ops_t entries, with the argument shapes and return codes of
@@ -93,16 +92,15 @@ ucs_status_t uct_gba_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
 ssize_t uct_gba_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
                             uct_pack_callback_t pack_cb, void *arg,
                             unsigned flags);
-ucs_status_t uct_gba_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id,
-                                 const void *header, unsigned header_length,
-                                 const uct_iov_t *iov, size_t iovcnt,
-                                 unsigned flags, uct_completion_t *comp);
+ucs_status_t uct_gba_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id, const void *header,
+                                 unsigned header_length, const uct_iov_t *iov,
+                                 size_t iovcnt, unsigned flags,
+                                 uct_completion_t *comp);
 ucs_status_t uct_gba_ep_put_short(uct_ep_h tl_ep, const void *buffer,
                                   unsigned length, uint64_t remote_addr,
                                   uct_rkey_t rkey);
 ssize_t uct_gba_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
-                             void *arg, uint64_t remote_addr,
-                             uct_rkey_t rkey);
+                             void *arg, uint64_t remote_addr, uct_rkey_t rkey);
 ucs_status_t uct_gba_ep_put_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
                                   size_t iovcnt, uint64_t remote_addr,
                                   uct_rkey_t rkey, uct_completion_t *comp);
@@ -119,13 +117,11 @@ ucs_status_t uct_gba_ep_atomic32_post(uct_ep_h tl_ep, unsigned opcode,
 ucs_status_t uct_gba_ep_atomic64_post(uct_ep_h tl_ep, unsigned opcode,
                                       uint64_t value, uint64_t remote_addr,
                                       uct_rkey_t rkey);
-ucs_status_t uct_gba_ep_atomic32_fetch(uct_ep_h tl_ep,
-                                       uct_atomic_op_t opcode,
+ucs_status_t uct_gba_ep_atomic32_fetch(uct_ep_h tl_ep, uct_atomic_op_t opcode,
                                        uint32_t value, uint32_t *result,
                                        uint64_t remote_addr, uct_rkey_t rkey,
                                        uct_completion_t *comp);
-ucs_status_t uct_gba_ep_atomic64_fetch(uct_ep_h tl_ep,
-                                       uct_atomic_op_t opcode,
+ucs_status_t uct_gba_ep_atomic64_fetch(uct_ep_h tl_ep, uct_atomic_op_t opcode,
                                        uint64_t value, uint64_t *result,
                                        uint64_t remote_addr, uct_rkey_t rkey,
                                        uct_completion_t *comp);
@@ -137,10 +133,10 @@ ucs_status_t uct_gba_ep_atomic_cswap64(uct_ep_h tl_ep, uint64_t compare,
                                        uint64_t swap, uint64_t remote_addr,
                                        uct_rkey_t rkey, uint64_t *result,
                                        uct_completion_t *comp);
-ucs_status_t uct_gba_ep_flush(uct_ep_h tl_ep, unsigned flags,
-                              uct_completion_t *comp);
-ucs_status_t uct_gba_ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req,
-                                    unsigned flags);
+ucs_status_t
+uct_gba_ep_flush(uct_ep_h tl_ep, unsigned flags, uct_completion_t *comp);
+ucs_status_t
+uct_gba_ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req, unsigned flags);
 void uct_gba_ep_pending_purge(uct_ep_h tl_ep, uct_pending_purge_callback_t cb,
                               void *arg);
 

@@ -60,11 +60,13 @@ static ucs_config_field_t uct_gba_iface_config_table[] = {
      "One-way latency the interface reports to UCP's protocol selection.",
      ucs_offsetof(uct_gba_iface_config_t, latency), UCS_CONFIG_TYPE_TIME},
 
-    {"ASYNC_INTERVAL", "1ms",
-     "Period of the async progress that executes the remote puts, gets and\n"
+    {"ASYNC_INTERVAL", "0",
+     "Period of an async progress that executes the remote puts, gets and\n"
      "atomics aimed at this interface while the application does not progress\n"
      "the worker (the GBA NIC needs no target CPU; the emulated fabric does).\n"
-     "0: none (a target must progress for one-sided operations to complete).",
+     "0: none, a target must progress for one-sided operations to complete, and\n"
+     "no operation takes a lock. With a period, every operation takes the\n"
+     "worker's async context; avoid it with more processes than cores.",
      ucs_offsetof(uct_gba_iface_config_t, async_interval), UCS_CONFIG_TYPE_TIME},
 
     {"BANDWIDTH", "12000MBs",
@@ -112,12 +114,12 @@ ucs_status_t uct_gba_status(int err)
 /* A message or completion the timer's progress took, kept for the thread
  * that progresses the worker (UCP's callbacks run there only) */
 typedef struct {
-    ucs_queue_elem_t  queue;
-    struct gba_fab_rx *rx;   /* gba_fab_rx_hold() copy */
+    ucs_queue_elem_t queue;
+    struct gba_fab_rx *rx; /* gba_fab_rx_hold() copy */
 } uct_gba_deferred_rx_t;
 
-static void uct_gba_iface_am_deliver(uct_gba_iface_t *iface,
-                                     struct gba_fab_rx *rx);
+static void
+uct_gba_iface_am_deliver(uct_gba_iface_t *iface, struct gba_fab_rx *rx);
 
 static void uct_gba_iface_fab_recv(void *ctx, struct gba_fab_rx *rx)
 {
@@ -145,23 +147,24 @@ static void uct_gba_iface_fab_recv(void *ctx, struct gba_fab_rx *rx)
 }
 
 /* Deliver active message @rx to its handler, then finish it */
-static void uct_gba_iface_am_deliver(uct_gba_iface_t *iface,
-                                     struct gba_fab_rx *rx)
+static void
+uct_gba_iface_am_deliver(uct_gba_iface_t *iface, struct gba_fab_rx *rx)
 {
-    uint64_t id            = rx->tag;
+    uint64_t id = rx->tag;
     struct iovec vec;
     ssize_t copied;
     void *data;
 
     if (ucs_unlikely(id >= UCT_AM_ID_MAX)) {
         ucs_error("gba: dropped a message with active message id %" PRIu64
-                  " from %u/%u", id, rx->src.pid, rx->src.ep_id);
+                  " from %u/%u",
+                  id, rx->src.pid, rx->src.ep_id);
         gba_fab_rx_done(iface->fab_ep, rx, -EINVAL);
         return;
     }
 
     if (rx->payload != NULL) {
-        data = (void*)rx->payload;
+        data = (void *)rx->payload;
     } else {
         /* A large active message: single copy from the sender's memory */
         if (ucs_unlikely(rx->len > iface->seg_size)) {
@@ -184,8 +187,8 @@ static void uct_gba_iface_am_deliver(uct_gba_iface_t *iface,
         data = iface->rx_buf;
     }
 
-    uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_RECV, (uint8_t)id,
-                       data, rx->len, "RX: AM");
+    uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_RECV, (uint8_t)id, data,
+                       rx->len, "RX: AM");
     uct_iface_invoke_am(&iface->super, id, data, rx->len, 0);
     gba_fab_rx_done(iface->fab_ep, rx, 0);
 }
@@ -193,7 +196,7 @@ static void uct_gba_iface_am_deliver(uct_gba_iface_t *iface,
 static void uct_gba_iface_fab_complete(void *ctx, uint64_t cookie, int status)
 {
     uct_gba_iface_t *iface = ctx;
-    uct_gba_op_t *op       = (uct_gba_op_t*)(uintptr_t)cookie;
+    uct_gba_op_t *op       = (uct_gba_op_t *)(uintptr_t)cookie;
 
     if (ucs_likely(!iface->in_async)) {
         uct_gba_op_complete(iface, op, status);
@@ -204,8 +207,8 @@ static void uct_gba_iface_fab_complete(void *ctx, uint64_t cookie, int status)
     ucs_queue_push(&iface->deferred_ops, &op->deferred);
 }
 
-#define UCT_GBA_REMOTE_ACCESS \
-    (UCT_MD_MEM_ACCESS_REMOTE_PUT | UCT_MD_MEM_ACCESS_REMOTE_GET | \
+#define UCT_GBA_REMOTE_ACCESS                                                  \
+    (UCT_MD_MEM_ACCESS_REMOTE_PUT | UCT_MD_MEM_ACCESS_REMOTE_GET |             \
      UCT_MD_MEM_ACCESS_REMOTE_ATOMIC)
 
 /* Target side of a put, get or atomic: the registration of @key must
@@ -236,15 +239,15 @@ static int uct_gba_iface_fab_mr_lookup(void *ctx, uint64_t key, uint64_t addr,
         return -EACCES;
     }
 
-    *ptr = (void*)(uintptr_t)addr;
+    *ptr = (void *)(uintptr_t)addr;
     return 0;
 }
 
 static const struct gba_fab_ops uct_gba_iface_fab_ops = {
-    .recv      = uct_gba_iface_fab_recv,
-    .complete  = uct_gba_iface_fab_complete,
-    .mr_lookup = uct_gba_iface_fab_mr_lookup,
-    .atomic    = NULL /* the engine's: 32/64-bit integers, CPU atomics */
+        .recv      = uct_gba_iface_fab_recv,
+        .complete  = uct_gba_iface_fab_complete,
+        .mr_lookup = uct_gba_iface_fab_mr_lookup,
+        .atomic    = NULL /* the engine's: 32/64-bit integers, CPU atomics */
 };
 
 
@@ -256,16 +259,15 @@ static unsigned uct_gba_iface_drain_deferred(uct_gba_iface_t *iface)
     uct_gba_op_t *op;
 
     while (!ucs_queue_is_empty(&iface->deferred_ops)) {
-        op = ucs_queue_pull_elem_non_empty(&iface->deferred_ops,
-                                           uct_gba_op_t, deferred);
+        op = ucs_queue_pull_elem_non_empty(&iface->deferred_ops, uct_gba_op_t,
+                                           deferred);
         uct_gba_op_complete(iface, op, op->status);
         ++count;
     }
 
     while (!ucs_queue_is_empty(&iface->deferred_rx)) {
         deferred = ucs_queue_pull_elem_non_empty(&iface->deferred_rx,
-                                                 uct_gba_deferred_rx_t,
-                                                 queue);
+                                                 uct_gba_deferred_rx_t, queue);
         uct_gba_iface_am_deliver(iface, deferred->rx);
         ucs_free(deferred);
         ++count;
@@ -310,22 +312,19 @@ unsigned uct_gba_iface_progress(uct_iface_h tl_iface)
     return count;
 }
 
-/* How long the async progress keeps polling after the last request */
-#define UCT_GBA_ASYNC_LINGER_US 200
-
 /*
  * Async progress: the GBA NIC executes remote puts, gets and atomics without
  * the target's CPU.  The emulated fabric executes them in the target's
  * progress, so a timer progresses the interface while the thread that owns
  * the worker does not (computing, or blocked outside UCX).  It runs with the
- * async context held; the messages and completions it takes are left for
- * that thread's next progress, as are pending requests.
+ * async context held, so it only empties the queue once and returns: the
+ * worker's thread must not wait for it.  The messages and completions it
+ * takes are left for that thread's next progress, as are pending requests.
  */
-static void uct_gba_iface_async_progress(int id, ucs_event_set_types_t events,
-                                         void *arg)
+static void
+uct_gba_iface_async_progress(int id, ucs_event_set_types_t events, void *arg)
 {
     uct_gba_iface_t *iface = arg;
-    ucs_time_t idle_end;
 
     if (iface->progress_gen != iface->async_gen) {
         /* The worker is being progressed */
@@ -333,18 +332,8 @@ static void uct_gba_iface_async_progress(int id, ucs_event_set_types_t events,
         return;
     }
 
-    /* Requests come in bursts (a get loop, a stream of puts): once one
-     * arrived, poll until the queue stays empty for a while */
     iface->in_async = 1;
-    if (gba_fab_progress(iface->fab_ep) > 0) {
-        idle_end = ucs_get_time() + ucs_time_from_usec(UCT_GBA_ASYNC_LINGER_US);
-        do {
-            if (gba_fab_progress(iface->fab_ep) > 0) {
-                idle_end = ucs_get_time() +
-                           ucs_time_from_usec(UCT_GBA_ASYNC_LINGER_US);
-            }
-        } while ((ucs_get_time() < idle_end) &&
-                 (iface->progress_gen == iface->async_gen));
+    while (gba_fab_progress(iface->fab_ep) > 0) {
     }
     iface->in_async = 0;
 }
@@ -377,8 +366,7 @@ uct_gba_iface_query(uct_iface_h tl_iface, uct_iface_attr_t *iface_attr)
     uct_gba_iface_t *iface = ucs_derived_of(tl_iface, uct_gba_iface_t);
     const uint64_t amo     = UCS_BIT(UCT_ATOMIC_OP_ADD) |
                          UCS_BIT(UCT_ATOMIC_OP_AND) |
-                         UCS_BIT(UCT_ATOMIC_OP_OR) |
-                         UCS_BIT(UCT_ATOMIC_OP_XOR);
+                         UCS_BIT(UCT_ATOMIC_OP_OR) | UCS_BIT(UCT_ATOMIC_OP_XOR);
 
     uct_base_iface_query(&iface->super, iface_attr);
 
@@ -396,8 +384,8 @@ uct_gba_iface_query(uct_iface_h tl_iface, uct_iface_attr_t *iface_attr)
                             UCT_IFACE_FLAG_PUT_ZCOPY |
                             UCT_IFACE_FLAG_GET_BCOPY |
                             UCT_IFACE_FLAG_GET_ZCOPY |
-                            UCT_IFACE_FLAG_ATOMIC_CPU |
-                            UCT_IFACE_FLAG_PENDING | UCT_IFACE_FLAG_CB_SYNC;
+                            UCT_IFACE_FLAG_ATOMIC_CPU | UCT_IFACE_FLAG_PENDING |
+                            UCT_IFACE_FLAG_CB_SYNC;
     iface_attr->cap.event_flags = 0;
 
     iface_attr->cap.atomic32.op_flags  = amo;
@@ -439,8 +427,8 @@ uct_gba_iface_query(uct_iface_h tl_iface, uct_iface_attr_t *iface_attr)
     return UCS_OK;
 }
 
-static ucs_status_t uct_gba_iface_get_address(uct_iface_h tl_iface,
-                                              uct_iface_addr_t *addr)
+static ucs_status_t
+uct_gba_iface_get_address(uct_iface_h tl_iface, uct_iface_addr_t *addr)
 {
     uct_gba_iface_t *iface = ucs_derived_of(tl_iface, uct_gba_iface_t);
 
@@ -449,8 +437,8 @@ static ucs_status_t uct_gba_iface_get_address(uct_iface_h tl_iface,
     return UCS_OK;
 }
 
-static ucs_status_t uct_gba_iface_get_device_address(uct_iface_h tl_iface,
-                                                     uct_device_addr_t *addr)
+static ucs_status_t
+uct_gba_iface_get_device_address(uct_iface_h tl_iface, uct_device_addr_t *addr)
 {
     uct_gba_device_addr_t host_id = gba_host_id();
 
@@ -479,12 +467,11 @@ static int uct_gba_iface_is_reachable(const uct_iface_h tl_iface,
 }
 
 static ucs_mpool_ops_t uct_gba_iface_mpool_ops = {
-    .chunk_alloc   = ucs_mpool_chunk_malloc,
-    .chunk_release = ucs_mpool_chunk_free,
-    .obj_init      = NULL,
-    .obj_cleanup   = NULL,
-    .obj_str       = NULL
-};
+        .chunk_alloc   = ucs_mpool_chunk_malloc,
+        .chunk_release = ucs_mpool_chunk_free,
+        .obj_init      = NULL,
+        .obj_cleanup   = NULL,
+        .obj_str       = NULL};
 
 static UCS_CLASS_INIT_FUNC(uct_gba_iface_t, uct_md_h md, uct_worker_h worker,
                            const uct_iface_params_t *params,
@@ -524,7 +511,8 @@ static UCS_CLASS_INIT_FUNC(uct_gba_iface_t, uct_md_h md, uct_worker_h worker,
     }
     if (!ucs_is_pow2(config->rx_queue_len) || (config->rx_queue_len > 65536)) {
         ucs_error("gba: UCX_GBA_RX_QUEUE_LEN=%u is not a power of two up to "
-                  "65536", config->rx_queue_len);
+                  "65536",
+                  config->rx_queue_len);
         return UCS_ERR_INVALID_PARAM;
     }
     if (config->max_ops == 0) {
@@ -541,17 +529,17 @@ static UCS_CLASS_INIT_FUNC(uct_gba_iface_t, uct_md_h md, uct_worker_h worker,
                                               NULL)
                                       UCS_STATS_ARG(UCT_GBA_NAME));
 
-    self->md          = ucs_derived_of(md, uct_gba_md_t);
-    self->seg_size    = config->seg_size;
-    self->latency     = config->latency;
-    self->bandwidth   = config->bandwidth;
-    self->outstanding = 0;
-    self->async       = NULL;
-    self->timer_id    = -1;
+    self->md           = ucs_derived_of(md, uct_gba_md_t);
+    self->seg_size     = config->seg_size;
+    self->latency      = config->latency;
+    self->bandwidth    = config->bandwidth;
+    self->outstanding  = 0;
+    self->async        = NULL;
+    self->timer_id     = -1;
     self->progress_gen = 0;
-    self->async_gen   = 0;
-    self->in_async    = 0;
-    self->dispatching = 0;
+    self->async_gen    = 0;
+    self->in_async     = 0;
+    self->dispatching  = 0;
     ucs_queue_head_init(&self->pending);
     ucs_queue_head_init(&self->deferred_rx);
     ucs_queue_head_init(&self->deferred_ops);
@@ -592,11 +580,10 @@ static UCS_CLASS_INIT_FUNC(uct_gba_iface_t, uct_md_h md, uct_worker_h worker,
 
     if (config->async_interval > 0) {
         self->async = ucs_derived_of(worker, uct_priv_worker_t)->async;
-        status      = ucs_async_add_timer(
-                self->async->mode,
-                ucs_time_from_sec(config->async_interval),
-                uct_gba_iface_async_progress, self, self->async,
-                &self->timer_id);
+        status      = ucs_async_add_timer(self->async->mode,
+                                          ucs_time_from_sec(config->async_interval),
+                                          uct_gba_iface_async_progress, self,
+                                          self->async, &self->timer_id);
         if (status != UCS_OK) {
             ucs_error("gba: cannot start the async progress: %s",
                       ucs_status_string(status));
@@ -630,8 +617,7 @@ static UCS_CLASS_CLEANUP_FUNC(uct_gba_iface_t)
                                     UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
     while (!ucs_queue_is_empty(&self->deferred_rx)) {
         deferred = ucs_queue_pull_elem_non_empty(&self->deferred_rx,
-                                                 uct_gba_deferred_rx_t,
-                                                 queue);
+                                                 uct_gba_deferred_rx_t, queue);
         gba_fab_rx_done(self->fab_ep, deferred->rx, -ECANCELED);
         ucs_free(deferred);
     }
