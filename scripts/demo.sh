@@ -11,7 +11,13 @@ prefix="$top/_install"
 [ -x configure ] || ./autogen.sh
 mkdir -p _build
 cd _build
-[ -f Makefile ] || ../configure --prefix="$prefix" --quiet
+# (re)configure unless this build tree already installs into $prefix; a
+# tree configured otherwise (the test job's _build has the default prefix)
+# is rebuilt, as libtool links for the prefix
+if ! grep -qx "prefix = $prefix" Makefile 2>/dev/null; then
+	[ ! -f Makefile ] || make clean >/dev/null
+	../configure --prefix="$prefix" --quiet
+fi
 make -j"$(nproc)" --quiet
 make install --quiet >/dev/null
 cd "$top"
