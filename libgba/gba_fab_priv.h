@@ -247,10 +247,4 @@ int gba_fab_cma(pid_t pid, bool write, const struct iovec *liov,
 		size_t lcount, const struct iovec *riov, size_t rcount,
 		size_t roff, size_t len);
 
-/* ---- gba_fab_atomic.c -------------------------------------------------- */
-
-int gba_fab_atomic_builtin(uint32_t op, uint32_t size, void *dst,
-			   const void *operand, const void *compare,
-			   void *result, size_t count);
-
 #endif /* GBA_FAB_PRIV_H */

@@ -281,6 +281,63 @@ struct gba_fab_rx *gba_fab_rx_hold(const struct gba_fab_rx *rx);
 void gba_fab_rx_done(struct gba_fab_ep *ep, struct gba_fab_rx *rx,
 		     int status);
 
+
+/* Shared-memory regions ------------------------------------------------- */
+
+/*
+ * A region of memory its owner allocated so that peers of the same user on
+ * the same host can map it and reach it with CPU loads, stores and atomics
+ * (no queue, no target progress): an anonymous memory file kept open by
+ * the owner, which peers map through /proc/<pid>/fd/<fd>.
+ */
+struct gba_fab_seg {
+	void *addr;	/* start of the owner's mapping (page aligned) */
+	size_t len;	/* bytes, a multiple of the page size */
+	int fd;		/* the memory file, open while the region lives */
+	uint32_t pid;	/* the owner */
+};
+
+/*
+ * gba_fab_seg_alloc - allocate a region of at least @len bytes (rounded up
+ * to pages, zero-filled), at exactly @addr when it is not NULL (page
+ * aligned; an address already mapped is refused, never replaced).
+ * Returns 0, or -EINVAL (NULL @seg, @len 0 or too large, unaligned
+ * @addr), -EEXIST (@addr in use), or the errno of memfd_create/ftruncate/
+ * mmap (-ENOMEM, -EMFILE, ...).
+ */
+int gba_fab_seg_alloc(size_t len, void *addr, struct gba_fab_seg *seg);
+
+/* gba_fab_seg_free - unmap and close a region; peers' mappings stay valid
+ * until they unmap them. */
+void gba_fab_seg_free(struct gba_fab_seg *seg);
+
+/*
+ * gba_fab_seg_map - map @len bytes of the region that process @pid holds
+ * as @fd (as its struct gba_fab_seg says) into this process, at *@addr.
+ * Only a region's memory file is mapped.  Returns 0, or -EINVAL (bad
+ * arguments, @pid is this process: use the owner's address), -ENOENT
+ * (@fd is not a region of @pid, or @pid is gone), -ERANGE (the region is
+ * shorter than @len), -EACCES/-EPERM (another user; ptrace restrictions),
+ * or the errno of open/mmap.
+ */
+int gba_fab_seg_map(uint32_t pid, int fd, size_t len, void **addr);
+
+/* gba_fab_seg_unmap - undo gba_fab_seg_map (@len as mapped). */
+void gba_fab_seg_unmap(void *addr, size_t len);
+
+/*
+ * gba_fab_atomic_builtin - the engine's built-in executor, for memory this
+ * process reaches directly (its own, or a mapped region): @count elements
+ * of @size (4 or 8) bytes of @op (enum gba_fab_atomic_op) at @dst with
+ * @operand and @compare (CSWAP only), the old values into @result (NULL:
+ * not fetched), each element with one CPU atomic (sequentially
+ * consistent).  Returns 0, or -EINVAL (unknown @op or @size, CSWAP without
+ * @compare, misaligned @dst).
+ */
+int gba_fab_atomic_builtin(uint32_t op, uint32_t size, void *dst,
+			   const void *operand, const void *compare,
+			   void *result, size_t count);
+
 #ifdef __cplusplus
 }
 #endif

@@ -168,6 +168,64 @@ static ucs_status_t uct_gba_iov_convert(const uct_iov_t *iov, size_t iovcnt,
 }
 
 
+/* Direct access (see gba_md.h) */
+
+/* Whether a fence on @ep or its interface still waits for operations that
+ * went through the queue; clears the fence once they completed */
+static int uct_gba_ep_fence_pending(uct_gba_ep_t *ep, uct_gba_iface_t *iface)
+{
+    if (iface->fenced && (iface->outstanding == 0)) {
+        iface->fenced = 0;
+    }
+    if (ep->fenced && ucs_list_is_empty(&ep->ops)) {
+        ep->fenced = 0;
+    }
+    return ep->fenced || iface->fenced;
+}
+
+/*
+ * The local address of [@remote_addr, @remote_addr + @length) under
+ * @tl_rkey for a direct access with CPU loads, stores and atomics, or NULL
+ * when the access goes through the target's queue: the key has no direct
+ * access, the range leaves the region (the target reports the error), or a
+ * fence waits for queued operations.
+ */
+static UCS_F_ALWAYS_INLINE void *
+uct_gba_ep_direct(uct_gba_ep_t *ep, uct_rkey_t tl_rkey, uint64_t remote_addr,
+                  size_t length)
+{
+    const uct_gba_rkey_t *rkey = (const uct_gba_rkey_t*)tl_rkey;
+    uct_gba_iface_t *iface     = uct_gba_ep_iface(ep);
+
+    if ((rkey->local == NULL) || (remote_addr < rkey->address) ||
+        (length > rkey->length) ||
+        (remote_addr - rkey->address > rkey->length - length)) {
+        return NULL;
+    }
+    if (ucs_unlikely(ep->fenced || iface->fenced) &&
+        uct_gba_ep_fence_pending(ep, iface)) {
+        return NULL;
+    }
+    return rkey->local + (remote_addr - rkey->address);
+}
+
+/* Copy between @iov and the directly reached @ptr (@put: to @ptr) */
+static void uct_gba_ep_direct_copy(int put, const struct iovec *vec,
+                                   size_t count, uint8_t *ptr)
+{
+    size_t i;
+
+    for (i = 0; i < count; ++i) {
+        if (put) {
+            memcpy(ptr, vec[i].iov_base, vec[i].iov_len);
+        } else {
+            memcpy(vec[i].iov_base, ptr, vec[i].iov_len);
+        }
+        ptr += vec[i].iov_len;
+    }
+}
+
+
 /* Active messages: the engine's tag carries the AM id */
 
 static UCS_F_ALWAYS_INLINE ucs_status_t uct_gba_ep_am_send_inline(
@@ -376,11 +434,21 @@ uct_gba_ep_put_short_nolock(uct_ep_h tl_ep, const void *buffer, unsigned length,
     struct iovec vec;
     ucs_status_t status;
 
+    uint8_t *ptr;
+
     status = uct_gba_check_length("put_short", length, UCT_GBA_MAX_INLINE);
     if (status != UCS_OK) {
         return status;
     }
     UCT_GBA_CHECK_RES(iface);
+
+    ptr = uct_gba_ep_direct(ep, rkey, remote_addr, length);
+    if (ucs_likely(ptr != NULL)) {
+        memcpy(ptr, buffer, length);
+        ucs_memory_cpu_store_fence();
+        UCT_TL_EP_STAT_OP(&ep->super, PUT, SHORT, length);
+        return UCS_OK;
+    }
 
     vec.iov_base = (void *)buffer;
     vec.iov_len  = length;
@@ -399,6 +467,7 @@ uct_gba_ep_put_bcopy_nolock(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
     uct_gba_iface_t *iface = uct_gba_ep_iface(ep);
     struct iovec vec;
     ucs_status_t status;
+    uint8_t *ptr;
 
     UCT_GBA_CHECK_RES(iface);
 
@@ -406,9 +475,15 @@ uct_gba_ep_put_bcopy_nolock(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
     vec.iov_len  = pack_cb(iface->tx_buf, arg);
     ucs_assertv(vec.iov_len <= UCT_GBA_MAX_INLINE, "packed %zu bytes",
                 vec.iov_len);
-    status = uct_gba_ep_put_inline(ep, &vec, remote_addr, rkey);
-    if (status != UCS_OK) {
-        return status;
+    ptr = uct_gba_ep_direct(ep, rkey, remote_addr, vec.iov_len);
+    if (ptr != NULL) {
+        memcpy(ptr, vec.iov_base, vec.iov_len);
+        ucs_memory_cpu_store_fence();
+    } else {
+        status = uct_gba_ep_put_inline(ep, &vec, remote_addr, rkey);
+        if (status != UCS_OK) {
+            return status;
+        }
     }
 
     UCT_TL_EP_STAT_OP(&ep->super, PUT, BCOPY, vec.iov_len);
@@ -426,11 +501,25 @@ static UCS_F_ALWAYS_INLINE ucs_status_t uct_gba_ep_rma_zcopy(
     uct_gba_op_t *op;
     size_t total;
 
+    uint8_t *ptr;
+
     status = uct_gba_iov_convert(iov, iovcnt, vec, GBA_FAB_MAX_IOV, &total);
     if (status != UCS_OK) {
         return status;
     }
     UCT_GBA_CHECK_RES(iface);
+
+    ptr = uct_gba_ep_direct(ep, rkey, remote_addr, total);
+    if (ptr != NULL) {
+        uct_gba_ep_direct_copy(put, vec, iovcnt, ptr);
+        if (put) {
+            ucs_memory_cpu_store_fence();
+            UCT_TL_EP_STAT_OP(&ep->super, PUT, ZCOPY, total);
+        } else {
+            UCT_TL_EP_STAT_OP(&ep->super, GET, ZCOPY, total);
+        }
+        return UCS_OK;
+    }
 
     op = uct_gba_op_get(iface, UCT_GBA_OP_PLAIN, comp);
     if (ucs_unlikely(op == NULL)) {
@@ -478,11 +567,21 @@ uct_gba_ep_get_bcopy_nolock(uct_ep_h tl_ep, uct_unpack_callback_t unpack_cb,
     struct iovec vec;
     uct_gba_op_t *op;
 
+    uint8_t *ptr;
+
     status = uct_gba_check_length("get_bcopy", length, iface->seg_size);
     if (status != UCS_OK) {
         return status;
     }
     UCT_GBA_CHECK_RES(iface);
+
+    ptr = uct_gba_ep_direct(ep, rkey, remote_addr, length);
+    if (ptr != NULL) {
+        ucs_memory_cpu_load_fence();
+        unpack_cb(arg, ptr, length);
+        UCT_TL_EP_STAT_OP(&ep->super, GET, BCOPY, length);
+        return UCS_OK;
+    }
 
     op = uct_gba_op_get(iface, UCT_GBA_OP_GET_BCOPY, comp);
     if (ucs_unlikely(op == NULL)) {
@@ -543,6 +642,7 @@ uct_gba_ep_atomic(uct_ep_h tl_ep, unsigned opcode, size_t size,
     uct_gba_iface_t *iface = uct_gba_ep_iface(ep);
     int op_code            = uct_gba_atomic_op(opcode);
     uct_gba_op_t *op;
+    uint8_t *ptr;
     int ret;
 
     if (ucs_unlikely((op_code < 0) ||
@@ -557,6 +657,13 @@ uct_gba_ep_atomic(uct_ep_h tl_ep, unsigned opcode, size_t size,
         return UCS_ERR_INVALID_PARAM;
     }
     UCT_GBA_CHECK_RES(iface);
+
+    ptr = uct_gba_ep_direct(ep, rkey, remote_addr, size);
+    if (ucs_likely(ptr != NULL)) {
+        gba_fab_atomic_builtin(op_code, size, ptr, operand, compare, result,
+                               1);
+        return UCS_OK;
+    }
 
     op = uct_gba_op_get(iface, UCT_GBA_OP_PLAIN, comp);
     if (ucs_unlikely(op == NULL)) {
@@ -662,6 +769,18 @@ uct_gba_ep_flush_nolock(uct_ep_h tl_ep, unsigned flags, uct_completion_t *comp)
 
     UCT_TL_EP_STAT_FLUSH_WAIT(&ep->super);
     return UCS_INPROGRESS;
+}
+
+static ucs_status_t uct_gba_ep_fence_nolock(uct_ep_h tl_ep, unsigned flags)
+{
+    uct_gba_ep_t *ep = ucs_derived_of(tl_ep, uct_gba_ep_t);
+
+    /* Operations through the queue execute in issue order; direct
+     * accesses wait for the queued operations issued before the fence */
+    ep->fenced = !ucs_list_is_empty(&ep->ops);
+    ucs_memory_cpu_fence();
+    UCT_TL_EP_STAT_FENCE(&ep->super);
+    return UCS_OK;
 }
 
 static ucs_status_t uct_gba_ep_pending_add_nolock(uct_ep_h tl_ep,
@@ -779,6 +898,8 @@ UCT_GBA_EP_ENTRY(ucs_status_t, atomic_cswap64,
 UCT_GBA_EP_ENTRY(ucs_status_t, flush,
                  (uct_ep_h tl_ep, unsigned flags, uct_completion_t *comp),
                  (tl_ep, flags, comp))
+UCT_GBA_EP_ENTRY(ucs_status_t, fence, (uct_ep_h tl_ep, unsigned flags),
+                 (tl_ep, flags))
 UCT_GBA_EP_ENTRY(ucs_status_t, pending_add,
                  (uct_ep_h tl_ep, uct_pending_req_t *req, unsigned flags),
                  (tl_ep, req, flags))

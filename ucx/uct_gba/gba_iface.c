@@ -207,9 +207,6 @@ static void uct_gba_iface_fab_complete(void *ctx, uint64_t cookie, int status)
     ucs_queue_push(&iface->deferred_ops, &op->deferred);
 }
 
-#define UCT_GBA_REMOTE_ACCESS                                                  \
-    (UCT_MD_MEM_ACCESS_REMOTE_PUT | UCT_MD_MEM_ACCESS_REMOTE_GET |             \
-     UCT_MD_MEM_ACCESS_REMOTE_ATOMIC)
 
 /* Target side of a put, get or atomic: the registration of @key must
  * contain the range and grant the access (all accesses when it was made
@@ -357,6 +354,20 @@ static ucs_status_t uct_gba_iface_flush(uct_iface_h tl_iface, unsigned flags,
         return UCS_INPROGRESS;
     }
     UCT_TL_IFACE_STAT_FLUSH(&iface->super);
+    return UCS_OK;
+}
+
+/* uct_iface_fence: direct accesses wait until the operations that went
+ * through the queue before the fence completed (see uct_gba_ep_direct) */
+static ucs_status_t uct_gba_iface_fence(uct_iface_h tl_iface, unsigned flags)
+{
+    uct_gba_iface_t *iface = ucs_derived_of(tl_iface, uct_gba_iface_t);
+
+    uct_gba_iface_enter(iface);
+    iface->fenced = (iface->outstanding > 0);
+    uct_gba_iface_leave(iface);
+    ucs_memory_cpu_fence();
+    UCT_TL_IFACE_STAT_FENCE(&iface->super);
     return UCS_OK;
 }
 
@@ -660,13 +671,13 @@ static uct_iface_ops_t uct_gba_iface_ops = {
     .ep_pending_add           = uct_gba_ep_pending_add,
     .ep_pending_purge         = uct_gba_ep_pending_purge,
     .ep_flush                 = uct_gba_ep_flush,
-    .ep_fence                 = uct_base_ep_fence,
+    .ep_fence                 = uct_gba_ep_fence,
     .ep_check                 = (uct_ep_check_func_t)
             ucs_empty_function_return_unsupported,
     .ep_create                = UCS_CLASS_NEW_FUNC_NAME(uct_gba_ep_t),
     .ep_destroy               = UCS_CLASS_DELETE_FUNC_NAME(uct_gba_ep_t),
     .iface_flush              = uct_gba_iface_flush,
-    .iface_fence              = uct_base_iface_fence,
+    .iface_fence              = uct_gba_iface_fence,
     .iface_progress_enable    = uct_base_iface_progress_enable,
     .iface_progress_disable   = uct_base_iface_progress_disable,
     .iface_progress           = uct_gba_iface_progress,

@@ -77,6 +77,7 @@ typedef struct uct_gba_iface {
     unsigned          progress_gen; /* Calls of uct_gba_iface_progress */
     unsigned          async_gen;    /* progress_gen at the last timer tick */
     int               in_async;     /* Inside the timer's progress */
+    int               fenced;       /* An iface fence waits for queued ops */
     int               dispatching;  /* Dispatching pending requests */
     ucs_queue_head_t  deferred_rx;  /* Messages the timer's progress took */
     ucs_queue_head_t  deferred_ops; /* Completions it took */
