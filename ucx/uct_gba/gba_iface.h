@@ -70,7 +70,9 @@ typedef struct uct_gba_iface {
     ucs_mpool_t       buf_mp;       /* get_bcopy buffers, seg_size bytes */
     ucs_queue_head_t  pending;      /* Pending requests of all endpoints */
     void              *tx_buf;      /* Bounce buffer of bcopy sends */
-    void              *rx_buf;      /* Receive buffer of large messages */
+    ucs_mpool_t       rx_mp;        /* Receive descriptors of large AMs */
+    size_t            rx_headroom;  /* User headroom in a descriptor */
+    uct_recv_desc_t   release_desc; /* Gives a kept descriptor back */
     unsigned          outstanding;  /* Operations not completed yet */
     ucs_async_context_t *async;     /* Worker's async context, or NULL */
     int               timer_id;     /* Async progress timer */
