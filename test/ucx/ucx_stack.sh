@@ -1,8 +1,8 @@
 #!/bin/sh
 # The stock UCX stack over the transport (libuct_gba.so preloaded):
 #   1. ucx_perftest UCT-level tests between two processes on device gba:
-#      am_lat, put_lat, add_lat, get (bcopy and zcopy), am_bw (bcopy and
-#      zcopy), put_bw (zcopy, 1 MiB); the one-sided ones on memory the md
+#      am_lat, put_lat, add_lat, get (bcopy and zcopy), am_bw (bcopy in the
+#      queue and in chunks, zcopy), put_bw (zcopy, 1 MiB); the one-sided ones on memory the md
 #      allocated (direct access) and on heap memory (UCX_GBA_ALLOC=heap:
 #      through the target's queue);
 #   2. ucx_perftest UCP-level tests with UCX_TLS=gba,self: tag_lat,
@@ -73,6 +73,7 @@ perf "add_lat" -t add_lat $uct -n 20000
 perf "get bcopy 8 B" -t get $uct -D bcopy -s 8 -n 2000
 perf "get zcopy 64 KiB" -t get $uct -D zcopy -s 65536 -n 2000
 perf "am_bw bcopy 4000 B" -t am_bw $uct -D bcopy -s 4000 -n 20000
+perf "am_bw bcopy 64 KiB" -t am_bw $uct -D bcopy -s 65536 -n 20000
 perf "am_bw zcopy 64 KiB" -t am_bw $uct -D zcopy -s 65536 -n 5000
 perf "put_bw zcopy 1 MiB" -t put_bw $uct -D zcopy -s 1048576 -n 500
 export UCX_GBA_ALLOC=heap

@@ -299,19 +299,39 @@ static ssize_t uct_gba_ep_am_bcopy_nolock(uct_ep_h tl_ep, uint8_t id,
 {
     uct_gba_ep_t *ep       = ucs_derived_of(tl_ep, uct_gba_ep_t);
     uct_gba_iface_t *iface = uct_gba_ep_iface(ep);
-    struct iovec vec;
+    uct_gba_chunk_notice_t notice;
     ucs_status_t status;
+    struct iovec vec;
+    int ret;
 
     UCT_CHECK_AM_ID(id);
     UCT_GBA_CHECK_RES(iface);
 
-    /* The engine copies the packed bytes into the peer's queue before
-     * returning: one bounce buffer serves every send */
-    vec.iov_base = iface->tx_buf;
-    vec.iov_len  = pack_cb(iface->tx_buf, arg);
-    ucs_assertv(vec.iov_len <= UCT_GBA_MAX_INLINE, "packed %zu bytes",
+    /* Packed into the next chunk of the transmit region; up to the
+     * queue's inline size the engine copies it into the peer's queue and
+     * the chunk stays free, above that the peer reads it from the chunk */
+    status = uct_gba_chunk_get(&iface->chunks, &vec.iov_base);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+    vec.iov_len = pack_cb(vec.iov_base, arg);
+    ucs_assertv(vec.iov_len <= iface->seg_size, "packed %zu bytes",
                 vec.iov_len);
-    status = uct_gba_ep_am_send_inline(ep, id, &vec, 1);
+
+    if (vec.iov_len <= UCT_GBA_MAX_INLINE) {
+        status = uct_gba_ep_am_send_inline(ep, id, &vec, 1);
+    } else {
+        uct_gba_chunk_send(&iface->chunks, vec.iov_len, &notice);
+        vec.iov_base = &notice;
+        vec.iov_len  = sizeof(notice);
+        ret = gba_fab_send(iface->fab_ep, ep->peer, &vec, 1,
+                           id | UCT_GBA_TAG_CHUNK, 0, 0, 0);
+        status = uct_gba_ep_start_status(ret);
+        if (status != UCS_OK) {
+            uct_gba_chunk_unsend(&iface->chunks);
+        }
+        vec.iov_len = notice.length;
+    }
     if (status != UCS_OK) {
         return status;
     }

@@ -150,17 +150,36 @@ static void uct_gba_iface_fab_recv(void *ctx, struct gba_fab_rx *rx)
 static void
 uct_gba_iface_am_deliver(uct_gba_iface_t *iface, struct gba_fab_rx *rx)
 {
-    uint64_t id = rx->tag;
+    uint64_t id = rx->tag & ~(uint64_t)UCT_GBA_TAG_CHUNK;
+    uct_gba_chunk_notice_t notice;
     ucs_status_t status;
     struct iovec vec;
     void *elem, *desc, *data;
     ssize_t copied;
 
-    if (ucs_unlikely(id >= UCT_AM_ID_MAX)) {
+    if (ucs_unlikely((id >= UCT_AM_ID_MAX) ||
+                     ((rx->tag & UCT_GBA_TAG_CHUNK) &&
+                      ((rx->payload == NULL) ||
+                       (rx->len != sizeof(notice)))))) {
         ucs_error("gba: dropped a message with active message id %" PRIu64
-                  " from %u/%u",
-                  id, rx->src.pid, rx->src.ep_id);
+                  " (tag 0x%" PRIx64 ", %" PRIu64 " bytes) from %u/%u",
+                  id, rx->tag, rx->len, rx->src.pid, rx->src.ep_id);
         gba_fab_rx_done(iface->fab_ep, rx, -EINVAL);
+        return;
+    }
+
+    if (rx->tag & UCT_GBA_TAG_CHUNK) {
+        /* A notice: the message is in a chunk of the sender's region */
+        memcpy(&notice, rx->payload, sizeof(notice));
+        gba_fab_rx_done(iface->fab_ep, rx, 0);
+        if (uct_gba_chunk_recv(&iface->chunks, rx->src.pid, &notice, &data) !=
+            UCS_OK) {
+            return; /* logged; the sender's chunk stays busy */
+        }
+        uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_RECV, (uint8_t)id,
+                           data, notice.length, "RX: AM");
+        uct_iface_invoke_am(&iface->super, id, data, notice.length, 0);
+        uct_gba_chunk_release(data);
         return;
     }
 
@@ -455,7 +474,7 @@ uct_gba_iface_query(uct_iface_h tl_iface, uct_iface_attr_t *iface_attr)
     iface_attr->cap.get.max_iov         = GBA_FAB_MAX_IOV;
 
     iface_attr->cap.am.max_short       = UCT_GBA_MAX_INLINE;
-    iface_attr->cap.am.max_bcopy       = UCT_GBA_MAX_INLINE;
+    iface_attr->cap.am.max_bcopy       = iface->seg_size;
     iface_attr->cap.am.min_zcopy       = 0;
     iface_attr->cap.am.max_zcopy       = iface->seg_size;
     iface_attr->cap.am.opt_zcopy_align = 1;
@@ -618,6 +637,7 @@ static UCS_CLASS_INIT_FUNC(uct_gba_iface_t, uct_md_h md, uct_worker_h worker,
         goto err_buf_mp;
     }
 
+    uct_gba_chunks_init(&self->chunks, self->seg_size);
     self->tx_buf = ucs_malloc(UCT_GBA_MAX_INLINE, "gba_tx_buf");
     if (self->tx_buf == NULL) {
         ucs_error("gba: failed to allocate the bounce buffer");
@@ -657,6 +677,7 @@ static UCS_CLASS_INIT_FUNC(uct_gba_iface_t, uct_md_h md, uct_worker_h worker,
     return UCS_OK;
 
 err_bufs:
+    uct_gba_chunks_cleanup(&self->chunks);
     ucs_free(self->tx_buf);
     ucs_mpool_cleanup(&self->rx_mp, 0);
 err_buf_mp:
@@ -683,6 +704,7 @@ static UCS_CLASS_CLEANUP_FUNC(uct_gba_iface_t)
     }
     /* Outstanding operations are dropped by the engine, without callbacks */
     gba_fab_ep_close(self->fab_ep);
+    uct_gba_chunks_cleanup(&self->chunks);
     ucs_free(self->tx_buf);
     /* Descriptors a handler kept are the user's to release (no check) */
     ucs_mpool_cleanup(&self->rx_mp, 0);
