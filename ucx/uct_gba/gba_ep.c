@@ -964,6 +964,7 @@ static UCS_CLASS_INIT_FUNC(uct_gba_ep_t, const uct_ep_params_t *params)
 
     ucs_list_head_init(&self->ops);
     self->failed = 0;
+    self->fenced = 0;
     ucs_debug("gba: ep %p to %u/%u", self, iface_addr->pid, iface_addr->ep_id);
     return UCS_OK;
 }

@@ -602,6 +602,7 @@ static UCS_CLASS_INIT_FUNC(uct_gba_iface_t, uct_md_h md, uct_worker_h worker,
     self->progress_gen = 0;
     self->async_gen    = 0;
     self->in_async     = 0;
+    self->fenced       = 0;
     self->dispatching  = 0;
     ucs_queue_head_init(&self->pending);
     ucs_queue_head_init(&self->deferred_rx);
