@@ -34,8 +34,8 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <sched.h>
-#include <stdatomic.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,42 +50,40 @@
 #include "uct_gba.h"
 
 #define MAX_MEMBERS 16
-#define KILL_AT 50		/* -k: barrier the victim never arrives at */
-#define DEAD_PEER_MAX_MS 10000	/* -k: bound on the error's delay */
-#define WATCHDOG_S 240		/* a member that hangs fails the test */
+#define KILL_AT 50	       /* -k: barrier the victim never arrives at */
+#define DEAD_PEER_MAX_MS 10000 /* -k: bound on the error's delay */
+#define WATCHDOG_S 240	       /* a member that hangs fails the test */
 
 static int failures;
-static int member = -1;		/* this process's member id, -1: parent */
+static int member = -1; /* this process's member id, -1: parent */
 
-#define CHECK(cond)                                                          \
-	do {                                                                 \
-		if (!(cond)) {                                               \
-			fprintf(stderr, "[%d] %s:%d: check failed: %s\n",    \
-				member, __FILE__, __LINE__, #cond);          \
-			failures++;                                          \
-		}                                                            \
+#define CHECK(cond)                                                            \
+	do {                                                                   \
+		if (!(cond)) {                                                 \
+			fprintf(stderr, "[%d] %s:%d: check failed: %s\n",      \
+				member, __FILE__, __LINE__, #cond);            \
+			failures++;                                            \
+		}                                                              \
 	} while (0)
 
-#define CHECK_STATUS(call, expect)                                           \
-	do {                                                                 \
-		ucs_status_t _s = (call), _e = (expect);                     \
-		if (_s != _e) {                                              \
-			fprintf(stderr,                                      \
-				"[%d] %s:%d: %s: %s, expected %s\n", member, \
-				__FILE__, __LINE__, #call,                   \
-				ucs_status_string(_s),                       \
-				ucs_status_string(_e));                      \
-			failures++;                                          \
-		}                                                            \
+#define CHECK_STATUS(call, expect)                                             \
+	do {                                                                   \
+		ucs_status_t _s = (call), _e = (expect);                       \
+		if (_s != _e) {                                                \
+			fprintf(stderr, "[%d] %s:%d: %s: %s, expected %s\n",   \
+				member, __FILE__, __LINE__, #call,             \
+				ucs_status_string(_s), ucs_status_string(_e)); \
+			failures++;                                            \
+		}                                                              \
 	} while (0)
 
-#define REQUIRE(cond)                                                        \
-	do {                                                                 \
-		if (!(cond)) {                                               \
-			fprintf(stderr, "[%d] %s:%d: required: %s\n",        \
-				member, __FILE__, __LINE__, #cond);          \
-			exit(1);                                             \
-		}                                                            \
+#define REQUIRE(cond)                                                          \
+	do {                                                                   \
+		if (!(cond)) {                                                 \
+			fprintf(stderr, "[%d] %s:%d: required: %s\n", member,  \
+				__FILE__, __LINE__, #cond);                    \
+			exit(1);                                               \
+		}                                                              \
 	} while (0)
 
 /* Shared between the member processes (MAP_SHARED before fork) */
@@ -96,8 +94,8 @@ struct shared {
 		_Atomic uint32_t arrived;
 		char pad[60];
 	} m[MAX_MEMBERS];
-	_Atomic uint32_t start;	/* members ready for the timed loop */
-	_Atomic uint32_t early;	/* early releases seen */
+	_Atomic uint32_t start;	       /* members ready for the timed loop */
+	_Atomic uint32_t early;	       /* early releases seen */
 	_Atomic uint32_t control_done; /* -x: member 0 has checked */
 };
 
@@ -152,8 +150,8 @@ static void ctx_open(struct ctx *c, const char *name)
 	cattr.md_resources = md_resources;
 	REQUIRE(uct_component_query(comp, &cattr) == UCS_OK);
 	REQUIRE(uct_md_config_read(comp, NULL, NULL, &md_config) == UCS_OK);
-	REQUIRE(uct_md_open(comp, md_resources[0].md_name, md_config,
-			    &c->md) == UCS_OK);
+	REQUIRE(uct_md_open(comp, md_resources[0].md_name, md_config, &c->md) ==
+		UCS_OK);
 	uct_config_release(md_config);
 
 	REQUIRE(uct_md_query_tl_resources(c->md, &c->resources, &num) ==
@@ -166,8 +164,8 @@ static void ctx_open(struct ctx *c, const char *name)
 	REQUIRE(uct_md_iface_config_read(c->md, c->resources[0].tl_name, NULL,
 					 NULL, &c->iface_config) == UCS_OK);
 	memset(&params, 0, sizeof(params));
-	params.field_mask = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
-			    UCT_IFACE_PARAM_FIELD_DEVICE;
+	params.field_mask =
+		UCT_IFACE_PARAM_FIELD_OPEN_MODE | UCT_IFACE_PARAM_FIELD_DEVICE;
 	params.open_mode = UCT_IFACE_OPEN_MODE_DEVICE;
 	params.mode.device.tl_name = c->resources[0].tl_name;
 	params.mode.device.dev_name = c->resources[0].dev_name;
@@ -237,8 +235,7 @@ static void test_params(struct ctx *c)
 	uct_gba_group_h g = (uct_gba_group_h)&p;
 	struct ctx self;
 
-	CHECK_STATUS(uct_gba_group_create(NULL, &p, &g),
-		     UCS_ERR_INVALID_PARAM);
+	CHECK_STATUS(uct_gba_group_create(NULL, &p, &g), UCS_ERR_INVALID_PARAM);
 	CHECK_STATUS(uct_gba_group_create(c->iface, NULL, &g),
 		     UCS_ERR_INVALID_PARAM);
 	CHECK_STATUS(uct_gba_group_create(c->iface, &p, NULL),
@@ -308,7 +305,7 @@ static void test_switch_ep(struct ctx *c)
 	CHECK(a.release_flag != NULL && *a.release_flag == 0);
 	CHECK(a.release_flag_iova != 0);
 	CHECK(a.status & 1);	/* READY */
-	CHECK(!(a.status & 8));	/* no ERROR */
+	CHECK(!(a.status & 8)); /* no ERROR */
 	CHECK(a.release_seq == 0);
 
 	/* a field not asked for is left alone */
@@ -347,18 +344,16 @@ static void test_switch_ep(struct ctx *c)
 	CHECK(result == 0);
 	CHECK(flag_load(a.release_flag) == 4);
 	result = 0xdead;
-	CHECK_STATUS(uct_ep_atomic_cswap64(a.switch_ep, 0,
-					   UCT_GBA_ARRIVAL_VALUE(0, 5),
-					   a.arrival_addr, a.rkey, &result,
-					   NULL),
+	CHECK_STATUS(uct_ep_atomic_cswap64(
+			     a.switch_ep, 0, UCT_GBA_ARRIVAL_VALUE(0, 5),
+			     a.arrival_addr, a.rkey, &result, NULL),
 		     UCS_OK);
 	CHECK(result == 0);
 	CHECK(flag_load(a.release_flag) == 5);
 	/* a compare-and-swap that does not match stores nothing */
-	CHECK_STATUS(uct_ep_atomic_cswap64(a.switch_ep, 1,
-					   UCT_GBA_ARRIVAL_VALUE(0, 6),
-					   a.arrival_addr, a.rkey, &result,
-					   NULL),
+	CHECK_STATUS(uct_ep_atomic_cswap64(
+			     a.switch_ep, 1, UCT_GBA_ARRIVAL_VALUE(0, 6),
+			     a.arrival_addr, a.rkey, &result, NULL),
 		     UCS_OK);
 	CHECK(result == 0);
 	CHECK_STATUS(uct_gba_group_test(g, 6), UCS_INPROGRESS);
@@ -369,8 +364,8 @@ static void test_switch_ep(struct ctx *c)
 	/* wrong addresses, sizes, keys and operations: refused, the switch
 	 * sees nothing (no ERROR below) */
 	doorbell = UCT_GBA_ARRIVAL_VALUE(0, 6);
-	CHECK_STATUS(uct_ep_put_short(a.switch_ep, &doorbell, 4,
-				      a.arrival_addr, a.rkey),
+	CHECK_STATUS(uct_ep_put_short(a.switch_ep, &doorbell, 4, a.arrival_addr,
+				      a.rkey),
 		     UCS_ERR_INVALID_PARAM);
 	CHECK_STATUS(uct_ep_put_short(a.switch_ep, &doorbell, 16,
 				      a.arrival_addr, a.rkey),
@@ -381,8 +376,8 @@ static void test_switch_ep(struct ctx *c)
 	CHECK_STATUS(uct_ep_put_short(a.switch_ep, &doorbell, 8,
 				      a.arrival_addr + 4, a.rkey),
 		     UCS_ERR_INVALID_ADDR);
-	CHECK_STATUS(uct_ep_put_short(a.switch_ep, &doorbell, 8,
-				      a.window_addr, a.rkey),
+	CHECK_STATUS(uct_ep_put_short(a.switch_ep, &doorbell, 8, a.window_addr,
+				      a.rkey),
 		     UCS_ERR_INVALID_ADDR); /* GROUP_ID */
 	CHECK_STATUS(uct_ep_put_short(a.switch_ep, &doorbell, 8,
 				      a.window_addr + 0x1800, a.rkey),
@@ -403,11 +398,11 @@ static void test_switch_ep(struct ctx *c)
 		     UCS_ERR_OUT_OF_RANGE);
 	CHECK_STATUS(uct_ep_put_short(a.switch_ep, &doorbell, 8, 0, a.rkey),
 		     UCS_ERR_OUT_OF_RANGE);
-	CHECK_STATUS(uct_ep_put_short(a.switch_ep, &doorbell, 8,
-				      a.arrival_addr, UCT_INVALID_RKEY),
+	CHECK_STATUS(uct_ep_put_short(a.switch_ep, &doorbell, 8, a.arrival_addr,
+				      UCT_INVALID_RKEY),
 		     UCS_ERR_INVALID_PARAM);
-	CHECK_STATUS(uct_ep_put_short(a.switch_ep, &doorbell, 8,
-				      a.arrival_addr, a.rkey + 8),
+	CHECK_STATUS(uct_ep_put_short(a.switch_ep, &doorbell, 8, a.arrival_addr,
+				      a.rkey + 8),
 		     UCS_ERR_INVALID_PARAM);
 	CHECK_STATUS(uct_ep_atomic64_post(a.switch_ep, UCT_ATOMIC_OP_AND,
 					  doorbell, a.arrival_addr, a.rkey),
@@ -442,8 +437,8 @@ static void test_switch_ep(struct ctx *c)
 	 * and ERROR_INFO (BAD_SEQ, member 0, seq 8), and the test of that
 	 * arrival reports the switch's error */
 	doorbell = UCT_GBA_ARRIVAL_VALUE(0, 8);
-	CHECK_STATUS(uct_ep_put_short(a.switch_ep, &doorbell, 8,
-				      a.arrival_addr, a.rkey),
+	CHECK_STATUS(uct_ep_put_short(a.switch_ep, &doorbell, 8, a.arrival_addr,
+				      a.rkey),
 		     UCS_OK);
 	CHECK_STATUS(uct_gba_group_test(g, 8), UCS_ERR_IO_ERROR);
 	b = group_query(g);
@@ -453,8 +448,8 @@ static void test_switch_ep(struct ctx *c)
 	CHECK(flag_load(a.release_flag) == 6);
 	/* a non-member's doorbell: NOT_MEMBER, ours are unaffected */
 	doorbell = UCT_GBA_ARRIVAL_VALUE(5, 7);
-	CHECK_STATUS(uct_ep_put_short(a.switch_ep, &doorbell, 8,
-				      a.arrival_addr, a.rkey),
+	CHECK_STATUS(uct_ep_put_short(a.switch_ep, &doorbell, 8, a.arrival_addr,
+				      a.rkey),
 		     UCS_OK);
 	b = group_query(g);
 	CHECK(b.error_info == ((1ull << 56) | (5ull << 32) | 7));
@@ -519,7 +514,8 @@ static void test_limits(struct ctx *c)
 	uct_gba_group_destroy(big);
 }
 
-/* ---- N processes ------------------------------------------------------------ */
+/* ---- N processes ------------------------------------------------------------
+ */
 
 /* Arrive at barrier @k in one of five ways; returns its sequence number */
 static uint32_t member_arrive(uct_gba_group_h g, const uct_gba_group_attr_t *a,
@@ -542,16 +538,15 @@ static uint32_t member_arrive(uct_gba_group_h g, const uct_gba_group_attr_t *a,
 			     UCS_OK);
 		break;
 	case 2:
-		CHECK_STATUS(uct_ep_atomic64_post(a->switch_ep,
-						  post_ops[k % 3], doorbell,
-						  a->arrival_addr, a->rkey),
+		CHECK_STATUS(uct_ep_atomic64_post(a->switch_ep, post_ops[k % 3],
+						  doorbell, a->arrival_addr,
+						  a->rkey),
 			     UCS_OK);
 		break;
 	case 3:
-		CHECK_STATUS(uct_ep_atomic64_fetch(a->switch_ep,
-						   UCT_ATOMIC_OP_SWAP, doorbell,
-						   &result, a->arrival_addr,
-						   a->rkey, NULL),
+		CHECK_STATUS(uct_ep_atomic64_fetch(
+				     a->switch_ep, UCT_ATOMIC_OP_SWAP, doorbell,
+				     &result, a->arrival_addr, a->rkey, NULL),
 			     UCS_OK);
 		CHECK(result == 0);
 		break;
@@ -663,8 +658,7 @@ static int member_main(int n, int iters, int kill_mode, int control)
 			/* latched */
 			CHECK_STATUS(uct_gba_group_test(g, seq),
 				     UCS_ERR_CONNECTION_RESET);
-			printf("[%d] member %d died: %s after %" PRIu64
-			       " ms\n",
+			printf("[%d] member %d died: %s after %" PRIu64 " ms\n",
 			       member, n - 1, ucs_status_string(status), dt);
 			break;
 		}
@@ -692,8 +686,7 @@ static int member_main(int n, int iters, int kill_mode, int control)
 		t0 = now_ns();
 		for (k = 0; k < (uint32_t)lat_iters; k++) {
 			CHECK_STATUS(uct_gba_group_arrive(g, &seq), UCS_OK);
-			CHECK_STATUS(uct_gba_group_wait(g, seq, 60000),
-				     UCS_OK);
+			CHECK_STATUS(uct_gba_group_wait(g, seq, 60000), UCS_OK);
 		}
 		dt = now_ns() - t0;
 		if (member == 0)
@@ -789,8 +782,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (n < 0 || n > MAX_MEMBERS || (n && n < 2) || iters < 1 ||
-	    (kill_mode && (n < 2 || iters < KILL_AT)) ||
-	    (control && n != 2)) {
+	    (kill_mode && (n < 2 || iters < KILL_AT)) || (control && n != 2)) {
 		fprintf(stderr, "bad arguments\n");
 		return 2;
 	}

@@ -152,10 +152,9 @@ uct_gba_switch_ep_group(uct_ep_h tl_ep)
 
 /* Why an access of @length bytes at @remote_addr under @rkey is not the
  * doorbell store */
-static UCS_F_NOINLINE ucs_status_t
-uct_gba_switch_access_error(uct_gba_group_t *group, const char *what,
-                            uint64_t remote_addr, size_t length,
-                            uct_rkey_t rkey)
+static UCS_F_NOINLINE ucs_status_t uct_gba_switch_access_error(
+        uct_gba_group_t *group, const char *what, uint64_t remote_addr,
+        size_t length, uct_rkey_t rkey)
 {
     const uct_gba_rkey_t *window = &group->window;
 
@@ -199,8 +198,7 @@ uct_gba_switch_check(uct_gba_group_t *group, const char *what,
         return UCS_OK;
     }
 
-    return uct_gba_switch_access_error(group, what, remote_addr, length,
-                                       rkey);
+    return uct_gba_switch_access_error(group, what, remote_addr, length, rkey);
 }
 
 /* Store @doorbell to ARRIVAL (protocol step 2).  Our own next arrival goes
@@ -218,9 +216,8 @@ uct_gba_switch_ring(uct_gba_group_t *group, uint64_t doorbell)
 }
 
 static ucs_status_t
-uct_gba_switch_ep_put_short(uct_ep_h tl_ep, const void *buffer,
-                            unsigned length, uint64_t remote_addr,
-                            uct_rkey_t rkey)
+uct_gba_switch_ep_put_short(uct_ep_h tl_ep, const void *buffer, unsigned length,
+                            uint64_t remote_addr, uct_rkey_t rkey)
 {
     uct_gba_group_t *group = uct_gba_switch_ep_group(tl_ep);
     ucs_status_t status;
@@ -240,8 +237,8 @@ uct_gba_switch_ep_put_short(uct_ep_h tl_ep, const void *buffer,
 
 /* ARRIVAL reads as 0: the operations that store their operand into a zero
  * word */
-static UCS_F_ALWAYS_INLINE int uct_gba_switch_atomic_stores(unsigned opcode,
-                                                            int fetch)
+static UCS_F_ALWAYS_INLINE int
+uct_gba_switch_atomic_stores(unsigned opcode, int fetch)
 {
     return (opcode == UCT_ATOMIC_OP_ADD) || (opcode == UCT_ATOMIC_OP_OR) ||
            (opcode == UCT_ATOMIC_OP_XOR) ||
@@ -337,8 +334,7 @@ static void uct_gba_switch_ep_pending_purge(uct_ep_h tl_ep,
 
 static void uct_gba_switch_ep_destroy(uct_ep_h tl_ep)
 {
-    ucs_debug("gba: switch ep %p is owned by its group: not destroyed",
-              tl_ep);
+    ucs_debug("gba: switch ep %p is owned by its group: not destroyed", tl_ep);
 }
 
 static ssize_t uct_gba_switch_ep_bcopy_unsupported(void)
@@ -348,8 +344,7 @@ static ssize_t uct_gba_switch_ep_bcopy_unsupported(void)
 
 static void uct_gba_switch_iface_close(uct_iface_h tl_iface)
 {
-    ucs_debug("gba: the switch interface %p is owned by its group",
-              tl_iface);
+    ucs_debug("gba: the switch interface %p is owned by its group", tl_iface);
 }
 
 /* clang-format off */
@@ -494,8 +489,8 @@ uct_gba_group_create(uct_iface_h iface, const uct_gba_group_params_t *params,
         ucs_error("gba: invalid group parameters: key 0x%" PRIx64
                   " (non-zero), member_count %u (1..%u), member_id %u "
                   "(below member_count)",
-                  params->key, params->member_count,
-                  UCT_GBA_GROUP_MAX_MEMBERS, params->member_id);
+                  params->key, params->member_count, UCT_GBA_GROUP_MAX_MEMBERS,
+                  params->member_id);
         return UCS_ERR_INVALID_PARAM;
     }
 
@@ -520,8 +515,7 @@ uct_gba_group_create(uct_iface_h iface, const uct_gba_group_params_t *params,
     join_attr.key          = params->key;
     join_attr.member_count = params->member_count;
     join_attr.member_id    = params->member_id;
-    ret                    = gba_group_join(group->dev, &join_attr,
-                                            &group->grp);
+    ret = gba_group_join(group->dev, &join_attr, &group->grp);
     if (ret == -ENOSPC) {
         /* The caller's cue to fall back to a software barrier */
         ucs_diag("gba: all %u hardware groups of %s are in use",
@@ -567,8 +561,8 @@ uct_gba_group_create(uct_iface_h iface, const uct_gba_group_params_t *params,
 
     ucs_debug("gba: group key 0x%" PRIx64 " member %u/%u: hardware group %u "
               "on %s, seq %u, flag iova 0x%" PRIx64,
-              params->key, group->member_id, group->member_count,
-              group->index, dev_attr.path, group->seq, group->flag_iova);
+              params->key, group->member_id, group->member_count, group->index,
+              dev_attr.path, group->seq, group->flag_iova);
     *group_p = group;
     return UCS_OK;
 
@@ -648,8 +642,7 @@ UCT_GBA_API ucs_status_t uct_gba_group_arrive(uct_gba_group_h group,
     return UCS_OK;
 }
 
-UCT_GBA_API ucs_status_t uct_gba_group_test(uct_gba_group_h group,
-                                            uint32_t seq)
+UCT_GBA_API ucs_status_t uct_gba_group_test(uct_gba_group_h group, uint32_t seq)
 {
     if (ucs_unlikely(group == NULL)) {
         return UCS_ERR_INVALID_PARAM;
@@ -658,8 +651,8 @@ UCT_GBA_API ucs_status_t uct_gba_group_test(uct_gba_group_h group,
     return uct_gba_group_poll_status(gba_group_test(group->grp, seq));
 }
 
-UCT_GBA_API ucs_status_t uct_gba_group_wait(uct_gba_group_h group,
-                                            uint32_t seq, int timeout_ms)
+UCT_GBA_API ucs_status_t uct_gba_group_wait(uct_gba_group_h group, uint32_t seq,
+                                            int timeout_ms)
 {
     int ret;
 

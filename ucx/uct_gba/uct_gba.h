@@ -56,7 +56,7 @@ BEGIN_C_DECLS
  * ARRIVAL doorbell value: member @a _member_id arrives at barrier @a _seq
  * (both 32-bit; stored as one little-endian 64-bit word)
  */
-#define UCT_GBA_ARRIVAL_VALUE(_member_id, _seq) \
+#define UCT_GBA_ARRIVAL_VALUE(_member_id, _seq)                                \
     (((uint64_t)(uint32_t)(_member_id) << 32) | (uint64_t)(uint32_t)(_seq))
 
 
@@ -72,7 +72,7 @@ typedef struct uct_gba_group *uct_gba_group_h;
 enum uct_gba_group_params_field {
     UCT_GBA_GROUP_PARAM_FIELD_KEY          = UCS_BIT(0), /**< key */
     UCT_GBA_GROUP_PARAM_FIELD_MEMBER_COUNT = UCS_BIT(1), /**< member_count */
-    UCT_GBA_GROUP_PARAM_FIELD_MEMBER_ID    = UCS_BIT(2)  /**< member_id */
+    UCT_GBA_GROUP_PARAM_FIELD_MEMBER_ID    = UCS_BIT(2) /**< member_id */
 };
 
 
@@ -105,6 +105,7 @@ typedef struct uct_gba_group_params {
 /**
  * Fields of uct_gba_group_attr_t, requested in its field_mask
  */
+/* clang-format off */
 enum uct_gba_group_attr_field {
     UCT_GBA_GROUP_ATTR_FIELD_INDEX        = UCS_BIT(0), /**< index */
     UCT_GBA_GROUP_ATTR_FIELD_MEMBER_ID    = UCS_BIT(1), /**< member_id */
@@ -118,11 +119,13 @@ enum uct_gba_group_attr_field {
     /** release_seq, status, error_info (register snapshot) */
     UCT_GBA_GROUP_ATTR_FIELD_REGS         = UCS_BIT(6)
 };
+/* clang-format on */
 
 
 /**
  * What uct_gba_group_query() reports
  */
+/* clang-format off */
 typedef struct uct_gba_group_attr {
     /**
      * Mask of the fields to fill, using the bits of
@@ -194,6 +197,7 @@ typedef struct uct_gba_group_attr {
                                               63..56 cause, 55..32 member,
                                               31..0 sequence (gba(7)) */
 } uct_gba_group_attr_t;
+/* clang-format on */
 
 
 /**
@@ -260,8 +264,8 @@ void uct_gba_group_destroy(uct_gba_group_h group);
  *
  * @return UCS_OK, or UCS_ERR_INVALID_PARAM for NULL arguments.
  */
-ucs_status_t uct_gba_group_query(uct_gba_group_h group,
-                                 uct_gba_group_attr_t *attr);
+ucs_status_t
+uct_gba_group_query(uct_gba_group_h group, uct_gba_group_attr_t *attr);
 
 
 /**
