@@ -528,7 +528,8 @@ uct_gba_group_create(uct_iface_h iface, const uct_gba_group_params_t *params,
                   params->key, params->member_id, params->member_count,
                   (ret == -EADDRINUSE) ? "member id attached by a live "
                                          "process" :
-                  (ret == -EINVAL)     ? "the group has another member count" :
+                  (ret == -EINVAL)     ? "the group has another member "
+                                         "count, or the device fewer members" :
                                          strerror(-ret));
         status = uct_gba_group_status(ret);
         goto err_close;
