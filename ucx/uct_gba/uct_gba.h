@@ -248,19 +248,26 @@ ucs_status_t uct_gba_group_create(uct_iface_h iface,
 
 
 /**
- * Leave the group (protocol step 5 when the last member leaves: RESET and
- * free) and release the handle, its switch endpoint and its remote key.
- * Leave between barriers: the others cannot complete a barrier this member
- * has not arrived at, and a member that left is not a dead member (only a
- * process that dies while attached is reported, as
- * UCS_ERR_CONNECTION_RESET).  NULL is ignored.
+ * Leave the group (DESIGN.md section 3, protocol step 5 when the last
+ * member leaves: RESET and free) and release the handle, its switch
+ * endpoint and its remote key.  Leave between barriers: the others cannot
+ * complete a barrier this member has not arrived at, and a member that
+ * left is not a dead member (only a process that dies while attached is
+ * reported, as UCS_ERR_CONNECTION_RESET).  NULL is ignored.
+ *
+ * @param [in] group  The group, or NULL.
  */
 void uct_gba_group_destroy(uct_gba_group_h group);
 
 
 /**
  * Report attributes of @a group: the fields selected by
- * @a attr->field_mask (see @ref uct_gba_group_attr_field).
+ * @a attr->field_mask (see @ref uct_gba_group_attr_field).  Addresses,
+ * offsets and register meanings are those of the register map of DESIGN.md
+ * section 3 ("The hardware ABI"); lengths are in bytes.
+ *
+ * @param [in]    group  The group.
+ * @param [inout] attr   field_mask in, the selected fields out.
  *
  * @return UCS_OK, or UCS_ERR_INVALID_PARAM for NULL arguments.
  */
@@ -269,11 +276,11 @@ uct_gba_group_query(uct_gba_group_h group, uct_gba_group_attr_t *attr);
 
 
 /**
- * Arrive at the next barrier (protocol step 2): advance this member's
- * 32-bit sequence number (the first barrier is 1; it wraps from 2^32-1 to
- * 0) and ring the ARRIVAL doorbell with UCT_GBA_ARRIVAL_VALUE(member_id,
- * seq), followed by a write barrier.  The same as the doorbell store on
- * the switch endpoint with that value.
+ * Arrive at the next barrier (DESIGN.md section 3, protocol step 2):
+ * advance this member's 32-bit sequence number (the first barrier is 1; it
+ * wraps from 2^32-1 to 0) and ring the ARRIVAL doorbell with
+ * UCT_GBA_ARRIVAL_VALUE(member_id, seq), followed by a write barrier.  The
+ * same as the doorbell store on the switch endpoint with that value.
  *
  * @param [in]  group  The group.
  * @param [out] seq_p  The barrier's sequence number, to pass to
@@ -286,11 +293,11 @@ ucs_status_t uct_gba_group_arrive(uct_gba_group_h group, uint32_t *seq_p);
 
 
 /**
- * Poll once for the release of barrier @a seq (protocol step 4): one
- * acquire load of the release flag and a wrap-safe compare; the switch's
- * STATUS.ERROR is looked at on the first poll of a barrier and every 16th
- * after, dead members after a few milliseconds of polling (5 ms; a few
- * system calls).  Needs no uct_worker_progress().
+ * Poll once for the release of barrier @a seq (DESIGN.md section 3,
+ * protocol step 4): one acquire load of the release flag and a wrap-safe
+ * compare; the switch's STATUS.ERROR is looked at on the first poll of a
+ * barrier and every 16th after, dead members after a few milliseconds of
+ * polling (5 ms; a few system calls).  Needs no uct_worker_progress().
  *
  * @param [in] group  The group.
  * @param [in] seq    Sequence number from uct_gba_group_arrive() (or of a
@@ -310,9 +317,10 @@ ucs_status_t uct_gba_group_test(uct_gba_group_h group, uint32_t seq);
 
 
 /**
- * Wait for the release of barrier @a seq: spin, then yield the CPU, then
- * sleep between polls (50 us), so that more processes than cores make
- * progress.  Progresses no UCT worker.
+ * Wait for the release of barrier @a seq (DESIGN.md section 3, protocol
+ * step 4, and the emulated device's "Waiting" rule): spin, then yield the
+ * CPU, then sleep between polls (50 us), so that more processes than
+ * cores make progress.  Progresses no UCT worker.
  *
  * @param [in] group       The group.
  * @param [in] seq         As for uct_gba_group_test().
