@@ -245,22 +245,23 @@ uct_gba_switch_atomic_stores(unsigned opcode, int fetch)
            (fetch && (opcode == UCT_ATOMIC_OP_SWAP));
 }
 
-static ucs_status_t
-uct_gba_switch_ep_atomic64_post(uct_ep_h tl_ep, unsigned opcode, uint64_t value,
-                                uint64_t remote_addr, uct_rkey_t rkey)
+/* A 64-bit atomic @opcode of @value at @remote_addr: the doorbell store when
+ * the operation stores its operand into ARRIVAL */
+static UCS_F_ALWAYS_INLINE ucs_status_t uct_gba_switch_atomic(
+        uct_gba_group_t *group, const char *what, unsigned opcode, int fetch,
+        uint64_t value, uint64_t remote_addr, uct_rkey_t rkey)
 {
-    uct_gba_group_t *group = uct_gba_switch_ep_group(tl_ep);
     ucs_status_t status;
 
-    if (ucs_unlikely(!uct_gba_switch_atomic_stores(opcode, 0))) {
-        ucs_diag("gba: switch ep of group %u: atomic64_post opcode %u is "
-                 "not supported (add, or, xor)",
-                 group->index, opcode);
+    if (ucs_unlikely(!uct_gba_switch_atomic_stores(opcode, fetch))) {
+        ucs_diag("gba: switch ep of group %u: %s opcode %u is not supported "
+                 "(add, or, xor%s)",
+                 group->index, what, opcode, fetch ? ", swap" : "");
         return UCS_ERR_UNSUPPORTED;
     }
 
-    status = uct_gba_switch_check(group, "atomic64_post", remote_addr,
-                                  sizeof(value), rkey);
+    status = uct_gba_switch_check(group, what, remote_addr, sizeof(value),
+                                  rkey);
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }
@@ -270,30 +271,29 @@ uct_gba_switch_ep_atomic64_post(uct_ep_h tl_ep, unsigned opcode, uint64_t value,
 }
 
 static ucs_status_t
+uct_gba_switch_ep_atomic64_post(uct_ep_h tl_ep, unsigned opcode, uint64_t value,
+                                uint64_t remote_addr, uct_rkey_t rkey)
+{
+    return uct_gba_switch_atomic(uct_gba_switch_ep_group(tl_ep),
+                                 "atomic64_post", opcode, 0, value, remote_addr,
+                                 rkey);
+}
+
+static ucs_status_t
 uct_gba_switch_ep_atomic64_fetch(uct_ep_h tl_ep, uct_atomic_op_t opcode,
                                  uint64_t value, uint64_t *result,
                                  uint64_t remote_addr, uct_rkey_t rkey,
                                  uct_completion_t *comp)
 {
-    uct_gba_group_t *group = uct_gba_switch_ep_group(tl_ep);
     ucs_status_t status;
 
-    if (ucs_unlikely(!uct_gba_switch_atomic_stores(opcode, 1))) {
-        ucs_diag("gba: switch ep of group %u: atomic64_fetch opcode %u is "
-                 "not supported (add, or, xor, swap)",
-                 group->index, opcode);
-        return UCS_ERR_UNSUPPORTED;
+    status = uct_gba_switch_atomic(uct_gba_switch_ep_group(tl_ep),
+                                   "atomic64_fetch", opcode, 1, value,
+                                   remote_addr, rkey);
+    if (status == UCS_OK) {
+        *result = 0; /* ARRIVAL reads as 0 */
     }
-
-    status = uct_gba_switch_check(group, "atomic64_fetch", remote_addr,
-                                  sizeof(value), rkey);
-    if (ucs_unlikely(status != UCS_OK)) {
-        return status;
-    }
-
-    uct_gba_switch_ring(group, value);
-    *result = 0;
-    return UCS_OK;
+    return status;
 }
 
 static ucs_status_t
