@@ -288,42 +288,48 @@ void gba_fab_rx_done(struct gba_fab_ep *ep, struct gba_fab_rx *rx,
  * A region of memory its owner allocated so that peers of the same user on
  * the same host can map it and reach it with CPU loads, stores and atomics
  * (no queue, no target progress): an anonymous memory file kept open by
- * the owner, which peers map through /proc/<pid>/fd/<fd>.
+ * the owner, which peers map through /proc/<pid>/fd/<fd>.  A page after the
+ * caller's bytes holds the region's cookie.  What a peer needs to attach
+ * is (pid, fd, len, cookie).
  */
 struct gba_fab_seg {
 	void *addr;	/* start of the owner's mapping (page aligned) */
-	size_t len;	/* bytes, a multiple of the page size */
+	size_t len;	/* the caller's bytes, a multiple of the page size */
 	int fd;		/* the memory file, open while the region lives */
 	uint32_t pid;	/* the owner */
+	uint64_t cookie; /* no other region of the host carries it */
 };
 
 /*
  * gba_fab_seg_alloc - allocate a region of at least @len bytes (rounded up
  * to pages, zero-filled), at exactly @addr when it is not NULL (page
- * aligned; an address already mapped is refused, never replaced).
- * Returns 0, or -EINVAL (NULL @seg, @len 0 or too large, unaligned
- * @addr), -EEXIST (@addr in use), or the errno of memfd_create/ftruncate/
- * mmap (-ENOMEM, -EMFILE, ...).
+ * aligned; @len plus one page there must be free: a mapping in the way is
+ * refused, never replaced).  Returns 0, or -EINVAL (NULL @seg, @len 0 or
+ * too large, unaligned @addr), -EEXIST (@addr in use), or the errno of
+ * memfd_create/ftruncate/mmap (-ENOMEM, -EMFILE, ...).
  */
 int gba_fab_seg_alloc(size_t len, void *addr, struct gba_fab_seg *seg);
 
 /* gba_fab_seg_free - unmap and close a region; peers' mappings stay valid
- * until they unmap them. */
+ * until they detach (and their idle cache lets it go). */
 void gba_fab_seg_free(struct gba_fab_seg *seg);
 
 /*
- * gba_fab_seg_map - map @len bytes of the region that process @pid holds
- * as @fd (as its struct gba_fab_seg says) into this process, at *@addr.
- * Only a region's memory file is mapped.  Returns 0, or -EINVAL (bad
- * arguments, @pid is this process: use the owner's address), -ENOENT
- * (@fd is not a region of @pid, or @pid is gone), -ERANGE (the region is
- * shorter than @len), -EACCES/-EPERM (another user; ptrace restrictions),
- * or the errno of open/mmap.
+ * gba_fab_seg_attach - the address in this process of the region process
+ * @pid holds as @fd with @cookie (at least @len bytes), mapping it on first
+ * use; later attaches of the same region reuse the mapping (a per-process
+ * cache, thread-safe).  Every successful attach is paired with a
+ * gba_fab_seg_detach.  Returns 0, or -EINVAL (bad arguments, @pid is this
+ * process: use the owner's address), -ENOENT (@fd is not a region of
+ * @pid, or @pid is gone), -ESTALE (another region now has that file
+ * number), -ERANGE (the region is shorter than @len), -EACCES/-EPERM
+ * (another user; ptrace restrictions), -ENOMEM, or the errno of open/mmap.
  */
-int gba_fab_seg_map(uint32_t pid, int fd, size_t len, void **addr);
+int gba_fab_seg_attach(uint32_t pid, int fd, size_t len, uint64_t cookie,
+		       void **addr);
 
-/* gba_fab_seg_unmap - undo gba_fab_seg_map (@len as mapped). */
-void gba_fab_seg_unmap(void *addr, size_t len);
+/* gba_fab_seg_detach - release an attach (@addr as it returned). */
+void gba_fab_seg_detach(void *addr);
 
 /*
  * gba_fab_atomic_builtin - the engine's built-in executor, for memory this

@@ -81,7 +81,7 @@ static void test_md(uct_component_h component, uct_md_h md)
 	CHECK(attr.cap.access_mem_types == UCS_BIT(UCS_MEMORY_TYPE_HOST));
 	CHECK(attr.cap.alloc_mem_types == UCS_BIT(UCS_MEMORY_TYPE_HOST));
 	CHECK(attr.rkey_packed_size == sizeof(packed));
-	CHECK(sizeof(packed) == 44);
+	CHECK(sizeof(packed) == 52);
 
 	/* two registrations, two key ids */
 	for (i = 0; i < 2; i++)

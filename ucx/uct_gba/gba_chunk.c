@@ -27,8 +27,7 @@ typedef struct {
 static UCS_F_ALWAYS_INLINE uct_gba_chunk_hdr_t *
 uct_gba_chunk_hdr(uct_gba_chunks_t *chunks, unsigned index)
 {
-    return UCS_PTR_BYTE_OFFSET(chunks->tx.addr,
-                               UCT_GBA_CHUNK_HDR + index * chunks->stride);
+    return UCS_PTR_BYTE_OFFSET(chunks->tx.addr, index * chunks->stride);
 }
 
 void uct_gba_chunks_init(uct_gba_chunks_t *chunks, size_t size)
@@ -47,29 +46,25 @@ void uct_gba_chunks_cleanup(uct_gba_chunks_t *chunks)
     uct_gba_chunk_map_t map;
 
     kh_foreach_value(&chunks->peers, map, {
-        gba_fab_seg_unmap(map.addr, map.len);
+        gba_fab_seg_detach(map.addr);
     })
     kh_destroy_inplace(uct_gba_chunk_map, &chunks->peers);
     gba_fab_seg_free(&chunks->tx);
 }
 
-/* The transmit region: the identity cookie in its first bytes, then
- * UCT_GBA_TX_CHUNKS chunks */
+/* The transmit region: UCT_GBA_TX_CHUNKS chunks */
 static ucs_status_t uct_gba_chunks_alloc(uct_gba_chunks_t *chunks)
 {
     int ret;
 
-    ret = gba_fab_seg_alloc(UCT_GBA_CHUNK_HDR +
-                                    UCT_GBA_TX_CHUNKS * chunks->stride,
-                            NULL, &chunks->tx);
+    ret = gba_fab_seg_alloc(UCT_GBA_TX_CHUNKS * chunks->stride, NULL,
+                            &chunks->tx);
     if (ret < 0) {
         ucs_error("gba: cannot allocate the transmit region of %u chunks of "
                   "%zu bytes: %s",
                   UCT_GBA_TX_CHUNKS, chunks->size, strerror(-ret));
         return UCS_ERR_NO_MEMORY;
     }
-
-    *(uint64_t*)chunks->tx.addr = ucs_generate_uuid((uintptr_t)chunks);
     return UCS_OK;
 }
 
@@ -100,7 +95,7 @@ void uct_gba_chunk_send(uct_gba_chunks_t *chunks, uint32_t length,
     uct_gba_chunk_hdr_t *hdr = uct_gba_chunk_hdr(chunks, chunks->next);
 
     hdr->busy       = 1;
-    notice->cookie  = *(uint64_t*)chunks->tx.addr;
+    notice->cookie  = chunks->tx.cookie;
     notice->seg_len = chunks->tx.len;
     notice->offset  = UCS_PTR_BYTE_DIFF(chunks->tx.addr, hdr);
     notice->length  = length;
@@ -114,8 +109,8 @@ void uct_gba_chunk_unsend(uct_gba_chunks_t *chunks)
     uct_gba_chunk_hdr(chunks, chunks->next)->busy = 0;
 }
 
-/* The mapping of the region @notice names, (re)mapped when the cached one
- * is another region that reused the file number */
+/* The region @notice names, attached on first use and again when a later
+ * region reused the file number */
 static uint8_t *uct_gba_chunk_map(uct_gba_chunks_t *chunks, uint32_t pid,
                                   const uct_gba_chunk_notice_t *notice)
 {
@@ -132,18 +127,14 @@ static uint8_t *uct_gba_chunk_map(uct_gba_chunks_t *chunks, uint32_t pid,
 
     map = &kh_value(&chunks->peers, iter);
     if (ret == UCS_KH_PUT_KEY_PRESENT) {
-        if ((map->len == notice->seg_len) &&
-            (*(uint64_t*)map->addr == notice->cookie)) {
+        if (map->cookie == notice->cookie) {
             return map->addr;
         }
-        gba_fab_seg_unmap(map->addr, map->len);
+        gba_fab_seg_detach(map->addr);
     }
 
-    ret = gba_fab_seg_map(pid, notice->fd, notice->seg_len, &addr);
-    if ((ret == 0) && (*(uint64_t*)addr != notice->cookie)) {
-        gba_fab_seg_unmap(addr, notice->seg_len);
-        ret = -ESTALE;
-    }
+    ret = gba_fab_seg_attach(pid, notice->fd, notice->seg_len, notice->cookie,
+                             &addr);
     if (ret < 0) {
         ucs_error("gba: cannot map the transmit region of process %u (fd %d): "
                   "%s",
@@ -152,8 +143,8 @@ static uint8_t *uct_gba_chunk_map(uct_gba_chunks_t *chunks, uint32_t pid,
         return NULL;
     }
 
-    map->addr = addr;
-    map->len  = notice->seg_len;
+    map->addr   = addr;
+    map->cookie = notice->cookie;
     return addr;
 }
 
@@ -163,8 +154,8 @@ ucs_status_t uct_gba_chunk_recv(uct_gba_chunks_t *chunks, uint32_t pid,
 {
     uint8_t *base;
 
-    if ((notice->seg_len < 2 * UCT_GBA_CHUNK_HDR) ||
-        (notice->offset < UCT_GBA_CHUNK_HDR) ||
+    if ((notice->seg_len < UCT_GBA_CHUNK_HDR) ||
+        (notice->offset % UCT_GBA_CHUNK_HDR) ||
         (notice->offset > notice->seg_len - UCT_GBA_CHUNK_HDR) ||
         (notice->length >
          notice->seg_len - UCT_GBA_CHUNK_HDR - notice->offset)) {

@@ -35,7 +35,7 @@
  */
 /* clang-format off */
 typedef struct uct_gba_chunk_notice {
-    uint64_t cookie;  /* The region's identity (its first 8 bytes) */
+    uint64_t cookie;  /* The region's cookie (struct gba_fab_seg) */
     uint64_t seg_len; /* Length of the sender's region */
     uint64_t offset;  /* Offset of the chunk's header in the region */
     uint32_t length;  /* Bytes of the message */
@@ -49,8 +49,8 @@ typedef struct uct_gba_chunk_notice {
  */
 /* clang-format off */
 typedef struct uct_gba_chunk_map {
-    uint8_t  *addr;  /* Mapping */
-    uint64_t len;    /* Its length */
+    uint8_t  *addr;   /* Attached region (gba_fab_seg_attach) */
+    uint64_t cookie;  /* Its cookie */
 } uct_gba_chunk_map_t;
 /* clang-format on */
 
@@ -69,7 +69,7 @@ typedef struct uct_gba_chunks {
     size_t                    stride;  /* Bytes from chunk to chunk */
     size_t                    size;    /* Data bytes of a chunk */
     unsigned                  next;    /* Chunk the next send uses */
-    khash_t(uct_gba_chunk_map) peers;  /* Mappings by pid << 32 | fd */
+    khash_t(uct_gba_chunk_map) peers;  /* Attached regions by pid << 32 | fd */
 } uct_gba_chunks_t;
 /* clang-format on */
 

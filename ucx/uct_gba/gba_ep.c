@@ -293,16 +293,36 @@ static ucs_status_t uct_gba_ep_am_short_iov_nolock(uct_ep_h tl_ep, uint8_t id,
     return status;
 }
 
+/* Send the notice of the chunk uct_gba_chunk_get gave, now holding
+ * @length bytes of a message (see gba_chunk.h) */
+static ucs_status_t
+uct_gba_ep_am_chunk_send(uct_gba_ep_t *ep, uint8_t id, size_t length)
+{
+    uct_gba_iface_t *iface = uct_gba_ep_iface(ep);
+    uct_gba_chunk_notice_t notice;
+    ucs_status_t status;
+    struct iovec vec;
+
+    uct_gba_chunk_send(&iface->chunks, length, &notice);
+    vec.iov_base = &notice;
+    vec.iov_len  = sizeof(notice);
+    status       = uct_gba_ep_start_status(
+            gba_fab_send(iface->fab_ep, ep->peer, &vec, 1,
+                         id | UCT_GBA_TAG_CHUNK, 0, 0, 0));
+    if (status != UCS_OK) {
+        uct_gba_chunk_unsend(&iface->chunks);
+    }
+    return status;
+}
+
 static ssize_t uct_gba_ep_am_bcopy_nolock(uct_ep_h tl_ep, uint8_t id,
                                           uct_pack_callback_t pack_cb,
                                           void *arg, unsigned flags)
 {
     uct_gba_ep_t *ep       = ucs_derived_of(tl_ep, uct_gba_ep_t);
     uct_gba_iface_t *iface = uct_gba_ep_iface(ep);
-    uct_gba_chunk_notice_t notice;
     ucs_status_t status;
     struct iovec vec;
-    int ret;
 
     UCT_CHECK_AM_ID(id);
     UCT_GBA_CHECK_RES(iface);
@@ -321,16 +341,7 @@ static ssize_t uct_gba_ep_am_bcopy_nolock(uct_ep_h tl_ep, uint8_t id,
     if (vec.iov_len <= UCT_GBA_MAX_INLINE) {
         status = uct_gba_ep_am_send_inline(ep, id, &vec, 1);
     } else {
-        uct_gba_chunk_send(&iface->chunks, vec.iov_len, &notice);
-        vec.iov_base = &notice;
-        vec.iov_len  = sizeof(notice);
-        ret = gba_fab_send(iface->fab_ep, ep->peer, &vec, 1,
-                           id | UCT_GBA_TAG_CHUNK, 0, 0, 0);
-        status = uct_gba_ep_start_status(ret);
-        if (status != UCS_OK) {
-            uct_gba_chunk_unsend(&iface->chunks);
-        }
-        vec.iov_len = notice.length;
+        status = uct_gba_ep_am_chunk_send(ep, id, vec.iov_len);
     }
     if (status != UCS_OK) {
         return status;
@@ -352,6 +363,7 @@ uct_gba_ep_am_zcopy_nolock(uct_ep_h tl_ep, uint8_t id, const void *header,
     ucs_status_t status;
     uct_gba_op_t *op;
     size_t total;
+    void *chunk;
     int ret;
 
     UCT_CHECK_AM_ID(id);
@@ -372,13 +384,29 @@ uct_gba_ep_am_zcopy_nolock(uct_ep_h tl_ep, uint8_t id, const void *header,
     }
     UCT_GBA_CHECK_RES(iface);
 
+    /* Above the queue's inline size, into a free chunk of the transmit
+     * region: the sender's one copy, complete at return; the receiver
+     * copies on its own CPU (see gba_chunk.h) */
+    if ((total > UCT_GBA_MAX_INLINE) &&
+        (uct_gba_chunk_get(&iface->chunks, &chunk) == UCS_OK)) {
+        vec[0].iov_base = (void *)header;
+        vec[0].iov_len  = header_length;
+        uct_gba_ep_direct_copy(1, vec, iovcnt + 1, chunk);
+        status = uct_gba_ep_am_chunk_send(ep, id, total);
+        if (status == UCS_OK) {
+            UCT_TL_EP_STAT_OP(&ep->super, AM, ZCOPY, total);
+        }
+        return status;
+    }
+
+    /* Otherwise the receiver reads the message later, with one
+     * cross-memory-attach copy: the header lives in the descriptor until
+     * then */
     op = uct_gba_op_get(iface, UCT_GBA_OP_PLAIN, comp);
     if (ucs_unlikely(op == NULL)) {
         return UCS_ERR_NO_MEMORY;
     }
 
-    /* A large message is read by the receiver later: the header lives in
-     * the descriptor until then */
     memcpy(op->hdr, header, header_length);
     vec[0].iov_base = op->hdr;
     vec[0].iov_len  = header_length;

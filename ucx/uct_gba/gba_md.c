@@ -259,7 +259,8 @@ static ucs_status_t uct_gba_mkey_pack(uct_md_h tl_md, uct_mem_h tl_memh,
     packed->key_id  = memh->key_id;
     packed->host_id = gba_host_id();
     packed->pid     = getpid();
-    packed->seg_fd  = (memh->seg.addr != NULL) ? memh->seg.fd : -1;
+    packed->seg_fd     = (memh->seg.addr != NULL) ? memh->seg.fd : -1;
+    packed->seg_cookie = memh->seg.cookie;
     /* Direct accesses skip the target's access check: only for
      * registrations that grant every access */
     packed->direct  = !(memh->flags & UCT_GBA_REMOTE_ACCESS) ||
@@ -404,7 +405,8 @@ static uint8_t *uct_gba_rkey_local(const uct_gba_packed_rkey_t *packed,
         return NULL;
     }
 
-    ret = gba_fab_seg_map(packed->pid, packed->seg_fd, packed->length, &map);
+    ret = gba_fab_seg_attach(packed->pid, packed->seg_fd, packed->length,
+                             packed->seg_cookie, &map);
     if (ret < 0) {
         /* Still reachable, through the queue */
         ucs_debug("gba: cannot map region fd %d of pid %u (%s): remote "
@@ -473,7 +475,7 @@ uct_gba_rkey_release(uct_component_t *component, uct_rkey_t tl_rkey,
 {
     uct_gba_rkey_t *rkey = (uct_gba_rkey_t*)tl_rkey;
 
-    gba_fab_seg_unmap(rkey->map, rkey->length);
+    gba_fab_seg_detach(rkey->map);
     ucs_free(rkey);
     return UCS_OK;
 }

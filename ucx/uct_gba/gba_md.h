@@ -68,8 +68,9 @@ typedef struct uct_gba_packed_rkey {
     uint64_t length;  /* Length of the region */
     uint64_t key_id;  /* Key id of the registration at the target */
     uint64_t host_id; /* Host of the owner (gba_host_id) */
+    uint64_t seg_cookie; /* The owner's shared-memory region: cookie, */
+    int32_t  seg_fd;  /* and file, or -1 */
     uint32_t pid;     /* Owner process */
-    int32_t  seg_fd;  /* Owner's shared-memory region file, or -1 */
     uint32_t direct;  /* Peers may reach it directly (all access granted) */
 } UCS_S_PACKED uct_gba_packed_rkey_t;
 /* clang-format on */
@@ -85,7 +86,7 @@ typedef struct uct_gba_rkey {
     uint64_t key_id;  /* Key id of the registration at the target */
     uint8_t  *local;  /* The region's start in this process (direct access),
                          or NULL: accesses go through the target's queue */
-    void     *map;    /* Mapping of the region to undo at release, or NULL */
+    void     *map;    /* Attached region to detach at release, or NULL */
 } uct_gba_rkey_t;
 /* clang-format on */
 
