@@ -25,7 +25,8 @@
 /*
  * Idle progress calls between two sched_yield: a long spin normally, a
  * short one once the endpoint talks to more processes than there are
- * online CPUs (they cannot all run at once).
+ * online CPUs (they cannot all run at once); this process's own endpoints
+ * do not count.
  */
 #define GBA_FAB_YIELD_POLLS 4096
 #define GBA_FAB_YIELD_POLLS_BUSY 16
@@ -128,6 +129,18 @@ const struct gba_addr *gba_fab_peer_addr(const struct gba_fab_peer *peer)
 	return &peer->addr;
 }
 
+/* Whether a peer of @ep lives in process @pid */
+static bool gba_fab_knows_pid(struct gba_fab_ep *ep, uint32_t pid)
+{
+	struct gba_fab_peer *peer, *tmp;
+
+	HASH_ITER(hh, ep->peers, peer, tmp) {
+		if (peer->addr.pid == pid)
+			return true;
+	}
+	return false;
+}
+
 int gba_fab_peer_get(struct gba_fab_ep *ep, const struct gba_addr *addr,
 		     struct gba_fab_peer **peerp)
 {
@@ -159,8 +172,10 @@ int gba_fab_peer_get(struct gba_fab_ep *ep, const struct gba_addr *addr,
 			return ret;
 		}
 	}
+	if (peer->addr.pid != ep->addr.pid && !gba_fab_knows_pid(ep, addr->pid))
+		ep->nprocs++;
 	HASH_ADD(hh, ep->peers, key, sizeof(peer->key), peer);
-	if (HASH_COUNT(ep->peers) + 1 > ep->ncpus)
+	if (ep->nprocs + 1 > ep->ncpus)
 		ep->yield_polls = GBA_FAB_YIELD_POLLS_BUSY;
 	*peerp = peer;
 	return 0;

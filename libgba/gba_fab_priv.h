@@ -197,6 +197,7 @@ struct gba_fab_ep {
 	uint32_t idle_polls;  /* progress calls since something arrived */
 	uint32_t yield_polls; /* idle calls between two sched_yield */
 	uint32_t ncpus;	      /* online CPUs */
+	uint32_t nprocs;      /* other processes among the peers */
 	uint64_t last_check_ns;
 };
 
