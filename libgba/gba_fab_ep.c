@@ -23,13 +23,11 @@
 /* Check dead peers at most this often while operations are outstanding. */
 #define GBA_FAB_CHECK_NS (20ULL * 1000 * 1000)
 /*
- * Idle progress calls between two sched_yield: a long spin normally, a
- * short one once the endpoint talks to more processes than there are
- * online CPUs (they cannot all run at once); this process's own endpoints
- * do not count.
+ * Idle progress calls between two sched_yield once the endpoint talks to
+ * more processes than there are online CPUs (they cannot all run at once;
+ * this process's own endpoints do not count); none before.
  */
-#define GBA_FAB_YIELD_POLLS 4096
-#define GBA_FAB_YIELD_POLLS_BUSY 16
+#define GBA_FAB_YIELD_POLLS 16
 /* Entries one progress call handles at most (bounded latency). */
 #define GBA_FAB_PROGRESS_BUDGET 64
 
@@ -81,7 +79,6 @@ int gba_fab_ep_open(const struct gba_fab_ep_attr *attr,
 	ep->ncpus = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN);
 	if (!ep->ncpus)
 		ep->ncpus = 1;
-	ep->yield_polls = GBA_FAB_YIELD_POLLS;
 
 	gba_fab_ring_reap();
 	ret = gba_fab_ring_create(&ep->addr, nslots, &ep->rx, &ep->rx_len);
@@ -176,7 +173,7 @@ int gba_fab_peer_get(struct gba_fab_ep *ep, const struct gba_addr *addr,
 		ep->nprocs++;
 	HASH_ADD(hh, ep->peers, key, sizeof(peer->key), peer);
 	if (ep->nprocs + 1 > ep->ncpus)
-		ep->yield_polls = GBA_FAB_YIELD_POLLS_BUSY;
+		ep->oversubscribed = true;
 	*peerp = peer;
 	return 0;
 }
@@ -414,9 +411,10 @@ int gba_fab_progress(struct gba_fab_ep *ep)
 	 * Nothing arrived.  The peers this endpoint waits for need the CPU
 	 * to answer: with more processes than cores (DESIGN.md section 3,
 	 * "Waiting") spinning starves them, so give the CPU away after a
-	 * spin (a short one when oversubscribed).
+	 * short spin.  With a core each, spin: a yield would hand the core to
+	 * whatever else runs on the host, for a whole time slice.
 	 */
-	if (++ep->idle_polls % ep->yield_polls == 0)
+	if (++ep->idle_polls % GBA_FAB_YIELD_POLLS == 0 && ep->oversubscribed)
 		sched_yield();
 	if ((!ep->nops && !ep->backlog) || (ep->idle_polls & 1023))
 		return n;

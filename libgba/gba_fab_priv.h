@@ -195,7 +195,7 @@ struct gba_fab_ep {
 	struct gba_fab_backlog *backlog, **backlog_tail;
 	size_t nbacklog;
 	uint32_t idle_polls;  /* progress calls since something arrived */
-	uint32_t yield_polls; /* idle calls between two sched_yield */
+	bool oversubscribed;  /* more processes than CPUs: yield when idle */
 	uint32_t ncpus;	      /* online CPUs */
 	uint32_t nprocs;      /* other processes among the peers */
 	uint64_t last_check_ns;

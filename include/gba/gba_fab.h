@@ -246,9 +246,9 @@ size_t gba_fab_atomic_max_count(size_t elem_size, int compare);
  * outstanding) fail the operations of peers that died and drop the
  * answers waiting for their queues.  Returns the number of
  * queue entries handled (0: nothing arrived).  Hot path: when idle, one
- * load of the next slot; after thousands of idle calls in a row (16 when
- * the endpoint knows more peers than there are online CPUs) one
- * sched_yield, so that the peers it waits for get the CPU.
+ * load of the next slot; once the endpoint's peers live in more other
+ * processes than there are online CPUs, one sched_yield every 16 idle
+ * calls in a row, so that the peers it waits for get the CPU.
  */
 int gba_fab_progress(struct gba_fab_ep *ep);
 
