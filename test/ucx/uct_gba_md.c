@@ -7,7 +7,8 @@
  * memory the md allocates in shared memory (fixed addresses included),
  * mapped by another process through its remote key (uct_rkey_ptr) and
  * written there; the transport's one device, an interface's capabilities
- * and an endpoint to the interface itself: direct (self) puts and atomics,
+ * and an endpoint to the interface itself: active messages of every kind
+ * delivered inside the send, direct (self) puts and atomics,
  * accesses through the queue for restricted registrations, out-of-range
  * accesses that touch nothing, and a fence that orders direct accesses
  * after queued ones.
@@ -243,6 +244,62 @@ static void test_alloc(uct_component_h component, uct_md_h md)
 			       "test", &memh) == UCS_ERR_UNSUPPORTED);
 }
 
+/* Active messages to the interface itself: what the handler saw */
+static struct {
+	unsigned count;
+	size_t length;
+	unsigned char first, last;
+} self_am;
+
+static ucs_status_t self_am_handler(void *arg, void *data, size_t length,
+				    unsigned flags)
+{
+	self_am.count++;
+	self_am.length = length;
+	self_am.first = ((unsigned char *)data)[0];
+	self_am.last = ((unsigned char *)data)[length - 1];
+	return UCS_OK;
+}
+
+static size_t self_am_pack(void *dest, void *arg)
+{
+	size_t length = *(size_t *)arg;
+
+	memset(dest, 0x5a, length);
+	((unsigned char *)dest)[0] = 0x11;
+	return length;
+}
+
+/* The self path: the handler runs inside the send, for every kind */
+static void test_self_am(uct_iface_h iface, uct_ep_h ep)
+{
+	static unsigned char payload[20000];
+	uint64_t header = 0x33;
+	size_t length;
+	uct_iov_t iov;
+
+	REQUIRE(uct_iface_set_am_handler(iface, 3, self_am_handler, NULL, 0) ==
+		UCS_OK);
+	memset(payload, 0x77, sizeof(payload));
+	payload[sizeof(payload) - 1] = 0x99;
+	CHECK(uct_ep_am_short(ep, 3, header, payload, 100) == UCS_OK);
+	CHECK(self_am.count == 1 && self_am.length == 108 &&
+	      self_am.first == 0x33 && self_am.last == 0x77);
+	length = 10000;
+	CHECK(uct_ep_am_bcopy(ep, 3, self_am_pack, &length, 0) == 10000);
+	CHECK(self_am.count == 2 && self_am.length == 10000 &&
+	      self_am.first == 0x11 && self_am.last == 0x5a);
+	iov.buffer = payload;
+	iov.length = sizeof(payload);
+	iov.memh = UCT_MEM_HANDLE_NULL;
+	iov.stride = 0;
+	iov.count = 1;
+	CHECK(uct_ep_am_zcopy(ep, 3, &header, 1, &iov, 1, 0, NULL) == UCS_OK);
+	CHECK(self_am.count == 3 && self_am.length == sizeof(payload) + 1 &&
+	      self_am.first == 0x33 && self_am.last == 0x99);
+	CHECK(uct_iface_progress(iface) == 0); /* nothing went through the queue */
+}
+
 static void test_iface(uct_component_h component, uct_md_h md)
 {
 	uct_tl_resource_desc_t *resources;
@@ -325,6 +382,7 @@ static void test_iface(uct_component_h component, uct_md_h md)
 		ep_params.dev_addr = (uct_device_addr_t *)dev;
 		ep_params.iface_addr = (uct_iface_addr_t *)ifa;
 		REQUIRE(uct_ep_create(&ep_params, &ep) == UCS_OK);
+		test_self_am(iface, ep);
 		REQUIRE(uct_md_mem_reg(md, &target, sizeof(target),
 				       UCT_MD_MEM_ACCESS_ALL, &memh) == UCS_OK);
 		rkey_buf = malloc(64);

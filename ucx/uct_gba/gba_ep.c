@@ -228,10 +228,43 @@ static void uct_gba_ep_direct_copy(int put, const struct iovec *vec,
 
 /* Active messages: the engine's tag carries the AM id */
 
+/* The self path (DESIGN.md section 2): an active message to the endpoint's
+ * own interface runs its handler at once, on a copy of the @count entries
+ * of @vec (at most UCX_GBA_SEG_SIZE bytes), without the queue */
+static ucs_status_t uct_gba_ep_am_self(uct_gba_ep_t *ep, uint8_t id,
+                                       const struct iovec *vec, size_t count)
+{
+    uct_gba_iface_t *iface = uct_gba_ep_iface(ep);
+    size_t i, length = 0;
+    void *buf;
+
+    buf = ucs_mpool_get_inline(&iface->buf_mp);
+    if (ucs_unlikely(buf == NULL)) {
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    for (i = 0; i < count; ++i) {
+        ucs_assert(length + vec[i].iov_len <= iface->seg_size);
+        memcpy(UCS_PTR_BYTE_OFFSET(buf, length), vec[i].iov_base,
+               vec[i].iov_len);
+        length += vec[i].iov_len;
+    }
+
+    uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_RECV, id, buf, length,
+                       "RX: AM (self)");
+    uct_iface_invoke_am(&iface->super, id, buf, length, 0);
+    ucs_mpool_put_inline(buf);
+    return UCS_OK;
+}
+
 static UCS_F_ALWAYS_INLINE ucs_status_t uct_gba_ep_am_send_inline(
         uct_gba_ep_t *ep, uint8_t id, const struct iovec *vec, size_t count)
 {
     uct_gba_iface_t *iface = uct_gba_ep_iface(ep);
+
+    if (ucs_unlikely(ep->loopback)) {
+        return uct_gba_ep_am_self(ep, id, vec, count);
+    }
 
     return uct_gba_ep_start_status(
             gba_fab_send(iface->fab_ep, ep->peer, vec, count, id, 0, 0, 0));
@@ -327,6 +360,21 @@ static ssize_t uct_gba_ep_am_bcopy_nolock(uct_ep_h tl_ep, uint8_t id,
     UCT_CHECK_AM_ID(id);
     UCT_GBA_CHECK_RES(iface);
 
+    if (ucs_unlikely(ep->loopback)) {
+        /* The self path: the handler runs on the packed buffer */
+        vec.iov_base = ucs_mpool_get_inline(&iface->buf_mp);
+        if (ucs_unlikely(vec.iov_base == NULL)) {
+            return UCS_ERR_NO_MEMORY;
+        }
+        vec.iov_len = pack_cb(vec.iov_base, arg);
+        uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_RECV, id,
+                           vec.iov_base, vec.iov_len, "RX: AM (self)");
+        uct_iface_invoke_am(&iface->super, id, vec.iov_base, vec.iov_len, 0);
+        ucs_mpool_put_inline(vec.iov_base);
+        status = UCS_OK;
+        goto out;
+    }
+
     /* Packed into the next chunk of the transmit region; up to the
      * queue's inline size the engine copies it into the peer's queue and
      * the chunk stays free, above that the peer reads it from the chunk */
@@ -343,6 +391,7 @@ static ssize_t uct_gba_ep_am_bcopy_nolock(uct_ep_h tl_ep, uint8_t id,
     } else {
         status = uct_gba_ep_am_chunk_send(ep, id, vec.iov_len);
     }
+out:
     if (status != UCS_OK) {
         return status;
     }
@@ -384,19 +433,21 @@ uct_gba_ep_am_zcopy_nolock(uct_ep_h tl_ep, uint8_t id, const void *header,
     }
     UCT_GBA_CHECK_RES(iface);
 
+    vec[0].iov_base = (void *)header;
+    vec[0].iov_len  = header_length;
+    if (ucs_unlikely(ep->loopback)) {
+        status = uct_gba_ep_am_self(ep, id, vec, iovcnt + 1);
+        goto out;
+    }
+
     /* Above the queue's inline size, into a free chunk of the transmit
      * region: the sender's one copy, complete at return; the receiver
      * copies on its own CPU (see gba_chunk.h) */
     if ((total > UCT_GBA_MAX_INLINE) &&
         (uct_gba_chunk_get(&iface->chunks, &chunk) == UCS_OK)) {
-        vec[0].iov_base = (void *)header;
-        vec[0].iov_len  = header_length;
         uct_gba_ep_direct_copy(1, vec, iovcnt + 1, chunk);
         status = uct_gba_ep_am_chunk_send(ep, id, total);
-        if (status == UCS_OK) {
-            UCT_TL_EP_STAT_OP(&ep->super, AM, ZCOPY, total);
-        }
-        return status;
+        goto out;
     }
 
     /* Otherwise the receiver reads the message later, with one
@@ -424,6 +475,12 @@ uct_gba_ep_am_zcopy_nolock(uct_ep_h tl_ep, uint8_t id, const void *header,
     uct_gba_op_start(iface, ep, op);
     UCT_TL_EP_STAT_OP(&ep->super, AM, ZCOPY, total);
     return UCS_INPROGRESS;
+
+out:
+    if (status == UCS_OK) {
+        UCT_TL_EP_STAT_OP(&ep->super, AM, ZCOPY, total);
+    }
+    return status;
 }
 
 
@@ -991,8 +1048,10 @@ static UCS_CLASS_INIT_FUNC(uct_gba_ep_t, const uct_ep_params_t *params)
     }
 
     ucs_list_head_init(&self->ops);
-    self->failed = 0;
-    self->fenced = 0;
+    self->failed   = 0;
+    self->fenced   = 0;
+    self->loopback = gba_addr_equal(iface_addr,
+                                    gba_fab_ep_addr(iface->fab_ep));
     ucs_debug("gba: ep %p to %u/%u", self, iface_addr->pid, iface_addr->ep_id);
     return UCS_OK;
 }
