@@ -345,6 +345,11 @@ static int peer_gone(const struct gba_fab_peer *peer)
 	       !gba_proc_slot_alive(peer->ring->owner_slot);
 }
 
+int gba_fab_peer_gone(const struct gba_fab_peer *peer)
+{
+	return peer && (peer->dead || peer_gone(peer));
+}
+
 /* Mark @peer dead and fail every operation outstanding there. */
 static void peer_died(struct gba_fab_ep *ep, struct gba_fab_peer *peer)
 {

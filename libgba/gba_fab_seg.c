@@ -218,7 +218,7 @@ int gba_fab_seg_attach(uint32_t pid, int fd, size_t len, uint64_t cookie,
 	struct gba_fab_seg_map *m;
 	int ret;
 
-	if (!addr || !len || fd < 0 || !pid || pid == (uint32_t)getpid())
+	if (!addr || !len || fd < 0 || !pid)
 		return -EINVAL;
 
 	pthread_mutex_lock(&gba_fab_seg_lock);

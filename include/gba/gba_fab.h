@@ -192,6 +192,13 @@ int gba_fab_peer_get(struct gba_fab_ep *ep, const struct gba_addr *addr,
 const struct gba_addr *gba_fab_peer_addr(const struct gba_fab_peer *peer);
 
 /*
+ * gba_fab_peer_gone - 1 if @peer's endpoint closed or its process died
+ * (it will never read its queue again), else 0.  Costs a system call: for
+ * slow paths (a resource a peer holds is overdue).
+ */
+int gba_fab_peer_gone(const struct gba_fab_peer *peer);
+
+/*
  * gba_fab_send - send a message of the bytes of @iov (@count entries,
  * at most GBA_FAB_MAX_IOV) with @tag, @data and front-end @flags.
  * Up to GBA_FAB_INLINE bytes are copied into the peer's queue: returns
@@ -319,8 +326,8 @@ void gba_fab_seg_free(struct gba_fab_seg *seg);
  * @pid holds as @fd with @cookie (at least @len bytes), mapping it on first
  * use; later attaches of the same region reuse the mapping (a per-process
  * cache, thread-safe).  Every successful attach is paired with a
- * gba_fab_seg_detach.  Returns 0, or -EINVAL (bad arguments, @pid is this
- * process: use the owner's address), -ENOENT (@fd is not a region of
+ * gba_fab_seg_detach.  @pid may be this process (a second mapping of its
+ * own region).  Returns 0, or -EINVAL (bad arguments), -ENOENT (@fd is not a region of
  * @pid, or @pid is gone), -ESTALE (another region now has that file
  * number), -ERANGE (the region is shorter than @len), -EACCES/-EPERM
  * (another user; ptrace restrictions), -ENOMEM, or the errno of open/mmap.

@@ -62,7 +62,7 @@ Test(seg, bad_arguments)
 	cr_expect_eq(gba_fab_seg_attach(getppid(), 0, 0, 1, &addr), -EINVAL);
 	cr_expect_eq(gba_fab_seg_attach(getppid(), -1, 8, 1, &addr), -EINVAL);
 	cr_expect_eq(gba_fab_seg_attach(getppid(), 0, 8, 1, NULL), -EINVAL);
-	cr_expect_eq(gba_fab_seg_attach(getpid(), 0, 8, 1, &addr), -EINVAL);
+	cr_expect_eq(gba_fab_seg_attach(getpid(), 0, 8, 1, &addr), -ENOENT);
 	gba_fab_seg_detach(NULL); /* nothing */
 }
 

@@ -11,7 +11,8 @@
  * delivered inside the send, direct (self) puts and atomics,
  * accesses through the queue for restricted registrations, out-of-range
  * accesses that touch nothing, and a fence that orders direct accesses
- * after queued ones.
+ * after queued ones; large active messages holding chunks of the sender's
+ * transmit region, given back when their receiver closes.
  *
  * Usage: uct_gba_md [path of libuct_gba.so]
  * (default: $top_builddir/ucx/uct_gba/.libs/libuct_gba.so)
@@ -300,6 +301,80 @@ static void test_self_am(uct_iface_h iface, uct_ep_h ep)
 	CHECK(uct_iface_progress(iface) == 0); /* nothing went through the queue */
 }
 
+/* An endpoint from @iface to a new interface of @md; the interface in
+ * *@peer_p */
+static uct_ep_h ep_to_new_iface(uct_md_h md, uct_worker_h worker,
+				uct_iface_config_t *config, uct_iface_h iface,
+				uct_iface_h *peer_p)
+{
+	unsigned char dev[8], ifa[24];
+	uct_iface_params_t params;
+	uct_ep_params_t ep_params;
+	uct_ep_h ep;
+
+	memset(&params, 0, sizeof(params));
+	params.field_mask = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
+			    UCT_IFACE_PARAM_FIELD_DEVICE;
+	params.open_mode = UCT_IFACE_OPEN_MODE_DEVICE;
+	params.mode.device.tl_name = "gba";
+	params.mode.device.dev_name = "gba";
+	REQUIRE(uct_iface_open(md, worker, &params, config, peer_p) == UCS_OK);
+	REQUIRE(uct_iface_get_device_address(*peer_p,
+					    (uct_device_addr_t *)dev) == UCS_OK);
+	REQUIRE(uct_iface_get_address(*peer_p, (uct_iface_addr_t *)ifa) ==
+		UCS_OK);
+	memset(&ep_params, 0, sizeof(ep_params));
+	ep_params.field_mask = UCT_EP_PARAM_FIELD_IFACE |
+			       UCT_EP_PARAM_FIELD_DEV_ADDR |
+			       UCT_EP_PARAM_FIELD_IFACE_ADDR;
+	ep_params.iface = iface;
+	ep_params.dev_addr = (uct_device_addr_t *)dev;
+	ep_params.iface_addr = (uct_iface_addr_t *)ifa;
+	REQUIRE(uct_ep_create(&ep_params, &ep) == UCS_OK);
+	return ep;
+}
+
+/* Large am_bcopy messages take chunks of the sender's transmit region
+ * until their receiver has run the handler: a receiver that never does
+ * holds 16 and the 17th send is refused, until it closes and the sender
+ * takes its chunks back (within UCT_GBA_CHUNK_CHECK_MS of asking); then
+ * another receiver gets the message, the bytes intact */
+static void test_chunks(uct_md_h md, uct_worker_h worker,
+			uct_iface_config_t *config, uct_iface_h iface)
+{
+	size_t length = 10000;
+	uct_iface_h idle, other;
+	uct_ep_h to_idle, to_other;
+	ssize_t ret = 0;
+	int i;
+
+	to_idle = ep_to_new_iface(md, worker, config, iface, &idle);
+	to_other = ep_to_new_iface(md, worker, config, iface, &other);
+	REQUIRE(uct_iface_set_am_handler(other, 3, self_am_handler, NULL, 0) ==
+		UCS_OK);
+	for (i = 0; i < 16; i++)
+		CHECK(uct_ep_am_bcopy(to_idle, 3, self_am_pack, &length, 0) ==
+		      10000);
+	CHECK(uct_ep_am_bcopy(to_other, 3, self_am_pack, &length, 0) ==
+	      UCS_ERR_NO_RESOURCE);
+	uct_ep_destroy(to_idle);
+	uct_iface_close(idle);
+	for (i = 0; i < 100; i++) {
+		ret = uct_ep_am_bcopy(to_other, 3, self_am_pack, &length, 0);
+		if (ret != UCS_ERR_NO_RESOURCE)
+			break;
+		usleep(1000);
+	}
+	CHECK(ret == 10000);
+	self_am.count = 0;
+	for (i = 0; i < 100000 && !self_am.count; i++)
+		uct_iface_progress(other);
+	CHECK(self_am.count == 1 && self_am.length == 10000 &&
+	      self_am.first == 0x11 && self_am.last == 0x5a);
+	uct_ep_destroy(to_other);
+	uct_iface_close(other);
+}
+
 static void test_iface(uct_component_h component, uct_md_h md)
 {
 	uct_tl_resource_desc_t *resources;
@@ -482,6 +557,7 @@ static void test_iface(uct_component_h component, uct_md_h md)
 		uct_ep_destroy(ep);
 		CHECK(uct_md_mem_dereg(md, memh) == UCS_OK);
 	}
+	test_chunks(md, worker, config, iface);
 	CHECK(uct_iface_flush(iface, 0, NULL) == UCS_OK);
 	CHECK(uct_iface_progress(iface) == 0);
 

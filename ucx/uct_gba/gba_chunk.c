@@ -32,12 +32,11 @@ uct_gba_chunk_hdr(uct_gba_chunks_t *chunks, unsigned index)
 
 void uct_gba_chunks_init(uct_gba_chunks_t *chunks, size_t size)
 {
-    memset(&chunks->tx, 0, sizeof(chunks->tx));
-    chunks->tx.fd = -1;
-    chunks->size  = size;
+    memset(chunks, 0, sizeof(*chunks));
+    chunks->tx.fd  = -1;
+    chunks->size   = size;
     chunks->stride = UCT_GBA_CHUNK_HDR +
                      ucs_align_up_pow2(size, UCT_GBA_CHUNK_HDR);
-    chunks->next  = 0;
     kh_init_inplace(uct_gba_chunk_map, &chunks->peers);
 }
 
@@ -68,10 +67,30 @@ static ucs_status_t uct_gba_chunks_alloc(uct_gba_chunks_t *chunks)
     return UCS_OK;
 }
 
+/* Take back the chunks of receivers that closed or died: they will never
+ * free them */
+static void uct_gba_chunks_reclaim(uct_gba_chunks_t *chunks)
+{
+    uct_gba_chunk_hdr_t *hdr;
+    unsigned i;
+
+    for (i = 0; i < UCT_GBA_TX_CHUNKS; ++i) {
+        hdr = uct_gba_chunk_hdr(chunks, i);
+        if (__atomic_load_n(&hdr->busy, __ATOMIC_ACQUIRE) &&
+            gba_fab_peer_gone(chunks->dest[i])) {
+            ucs_debug("gba: chunk %u taken back from a receiver that is gone",
+                      i);
+            __atomic_store_n(&hdr->busy, 0, __ATOMIC_RELEASE);
+        }
+    }
+}
+
 ucs_status_t uct_gba_chunk_get(uct_gba_chunks_t *chunks, void **data_p)
 {
     uct_gba_chunk_hdr_t *hdr;
     ucs_status_t status;
+    ucs_time_t now;
+    unsigned i, index;
 
     if (ucs_unlikely(chunks->tx.addr == NULL)) {
         status = uct_gba_chunks_alloc(chunks);
@@ -80,33 +99,44 @@ ucs_status_t uct_gba_chunk_get(uct_gba_chunks_t *chunks, void **data_p)
         }
     }
 
-    hdr = uct_gba_chunk_hdr(chunks, chunks->next);
-    if (__atomic_load_n(&hdr->busy, __ATOMIC_ACQUIRE)) {
-        return UCS_ERR_NO_RESOURCE;
+    for (i = 0; i < UCT_GBA_TX_CHUNKS; ++i) {
+        index = (chunks->next + i) % UCT_GBA_TX_CHUNKS;
+        hdr   = uct_gba_chunk_hdr(chunks, index);
+        if (!__atomic_load_n(&hdr->busy, __ATOMIC_ACQUIRE)) {
+            chunks->cur = index;
+            *data_p     = UCS_PTR_BYTE_OFFSET(hdr, UCT_GBA_CHUNK_HDR);
+            return UCS_OK;
+        }
     }
 
-    *data_p = UCS_PTR_BYTE_OFFSET(hdr, UCT_GBA_CHUNK_HDR);
-    return UCS_OK;
+    now = ucs_get_time();
+    if ((int64_t)(now - chunks->check_time) >= 0) {
+        chunks->check_time = now +
+                             ucs_time_from_msec(UCT_GBA_CHUNK_CHECK_MS);
+        uct_gba_chunks_reclaim(chunks);
+    }
+    return UCS_ERR_NO_RESOURCE;
 }
 
-void uct_gba_chunk_send(uct_gba_chunks_t *chunks, uint32_t length,
-                        uct_gba_chunk_notice_t *notice)
+void uct_gba_chunk_send(uct_gba_chunks_t *chunks, struct gba_fab_peer *dest,
+                        uint32_t length, uct_gba_chunk_notice_t *notice)
 {
-    uct_gba_chunk_hdr_t *hdr = uct_gba_chunk_hdr(chunks, chunks->next);
+    uct_gba_chunk_hdr_t *hdr = uct_gba_chunk_hdr(chunks, chunks->cur);
 
-    hdr->busy       = 1;
-    notice->cookie  = chunks->tx.cookie;
-    notice->seg_len = chunks->tx.len;
-    notice->offset  = UCS_PTR_BYTE_DIFF(chunks->tx.addr, hdr);
-    notice->length  = length;
-    notice->fd      = chunks->tx.fd;
-    chunks->next    = (chunks->next + 1) % UCT_GBA_TX_CHUNKS;
+    hdr->busy                 = 1;
+    chunks->dest[chunks->cur] = dest;
+    notice->cookie            = chunks->tx.cookie;
+    notice->seg_len           = chunks->tx.len;
+    notice->offset            = UCS_PTR_BYTE_DIFF(chunks->tx.addr, hdr);
+    notice->length            = length;
+    notice->fd                = chunks->tx.fd;
+    chunks->next              = (chunks->cur + 1) % UCT_GBA_TX_CHUNKS;
 }
 
 void uct_gba_chunk_unsend(uct_gba_chunks_t *chunks)
 {
-    chunks->next = (chunks->next + UCT_GBA_TX_CHUNKS - 1) % UCT_GBA_TX_CHUNKS;
-    uct_gba_chunk_hdr(chunks, chunks->next)->busy = 0;
+    chunks->next = chunks->cur;
+    uct_gba_chunk_hdr(chunks, chunks->cur)->busy = 0;
 }
 
 /* The region @notice names, attached on first use and again when a later

@@ -17,6 +17,7 @@
 
 #include <gba/gba_fab.h>
 #include <ucs/datastruct/khash.h>
+#include <ucs/time/time.h>
 #include <ucs/type/status.h>
 
 
@@ -25,6 +26,9 @@
 
 /* Bytes before a chunk's data (its header, one cache line) */
 #define UCT_GBA_CHUNK_HDR 64
+
+/* While every chunk is busy, how often to look for gone receivers */
+#define UCT_GBA_CHUNK_CHECK_MS 10
 
 /* Flag in the engine's tag of a notice (the AM id is the low byte) */
 #define UCT_GBA_TAG_CHUNK 0x100
@@ -68,7 +72,10 @@ typedef struct uct_gba_chunks {
                                           until the first large am_bcopy */
     size_t                    stride;  /* Bytes from chunk to chunk */
     size_t                    size;    /* Data bytes of a chunk */
-    unsigned                  next;    /* Chunk the next send uses */
+    unsigned                  next;    /* Chunk to look at first */
+    unsigned                  cur;     /* Chunk uct_gba_chunk_get gave */
+    ucs_time_t                check_time; /* Next look for gone receivers */
+    struct gba_fab_peer       *dest[UCT_GBA_TX_CHUNKS]; /* Receivers */
     khash_t(uct_gba_chunk_map) peers;  /* Attached regions by pid << 32 | fd */
 } uct_gba_chunks_t;
 /* clang-format on */
@@ -81,21 +88,23 @@ void uct_gba_chunks_init(uct_gba_chunks_t *chunks, size_t size);
 void uct_gba_chunks_cleanup(uct_gba_chunks_t *chunks);
 
 /**
- * The next free chunk to pack a message into: its data in *@a data_p.
+ * A free chunk to pack a message into: its data in *@a data_p.  While
+ * every chunk is busy, every UCT_GBA_CHUNK_CHECK_MS the chunks of receivers
+ * that closed or died are taken back.
  *
- * @return UCS_OK, UCS_ERR_NO_RESOURCE (the receiver of the message in it
- *         has not finished with it yet), UCS_ERR_NO_MEMORY (the first call
- *         could not allocate the region).
+ * @return UCS_OK, UCS_ERR_NO_RESOURCE (every chunk holds a message its
+ *         receiver has not finished with yet), UCS_ERR_NO_MEMORY (the first
+ *         call could not allocate the region).
  */
 ucs_status_t uct_gba_chunk_get(uct_gba_chunks_t *chunks, void **data_p);
 
 /**
- * Mark the chunk uct_gba_chunk_get gave busy with @a length bytes and fill
- * the @a notice that names it; uct_gba_chunk_unsend() undoes it when the
- * notice could not be sent.
+ * Mark the chunk uct_gba_chunk_get gave busy with @a length bytes for
+ * receiver @a dest and fill the @a notice that names it;
+ * uct_gba_chunk_unsend() undoes it when the notice could not be sent.
  */
-void uct_gba_chunk_send(uct_gba_chunks_t *chunks, uint32_t length,
-                        uct_gba_chunk_notice_t *notice);
+void uct_gba_chunk_send(uct_gba_chunks_t *chunks, struct gba_fab_peer *dest,
+                        uint32_t length, uct_gba_chunk_notice_t *notice);
 void uct_gba_chunk_unsend(uct_gba_chunks_t *chunks);
 
 /**

@@ -336,7 +336,7 @@ uct_gba_ep_am_chunk_send(uct_gba_ep_t *ep, uint8_t id, size_t length)
     ucs_status_t status;
     struct iovec vec;
 
-    uct_gba_chunk_send(&iface->chunks, length, &notice);
+    uct_gba_chunk_send(&iface->chunks, ep->peer, length, &notice);
     vec.iov_base = &notice;
     vec.iov_len  = sizeof(notice);
     status       = uct_gba_ep_start_status(
