@@ -338,6 +338,53 @@ int gba_fab_seg_attach(uint32_t pid, int fd, size_t len, uint64_t cookie,
 /* gba_fab_seg_detach - release an attach (@addr as it returned). */
 void gba_fab_seg_detach(void *addr);
 
+#define GBA_FAB_ATOMIC_ONE(type)                                               \
+	do {                                                                   \
+		type *d = dst, o = *(const type *)operand, old;                \
+		switch (op) {                                                  \
+		case GBA_FAB_AOP_ADD:                                          \
+			old = __atomic_fetch_add(d, o, __ATOMIC_SEQ_CST);      \
+			break;                                                 \
+		case GBA_FAB_AOP_AND:                                          \
+			old = __atomic_fetch_and(d, o, __ATOMIC_SEQ_CST);      \
+			break;                                                 \
+		case GBA_FAB_AOP_OR:                                           \
+			old = __atomic_fetch_or(d, o, __ATOMIC_SEQ_CST);       \
+			break;                                                 \
+		case GBA_FAB_AOP_XOR:                                          \
+			old = __atomic_fetch_xor(d, o, __ATOMIC_SEQ_CST);      \
+			break;                                                 \
+		case GBA_FAB_AOP_SWAP:                                         \
+			old = __atomic_exchange_n(d, o, __ATOMIC_SEQ_CST);     \
+			break;                                                 \
+		default: /* GBA_FAB_AOP_CSWAP */                               \
+			old = *(const type *)compare;                          \
+			__atomic_compare_exchange_n(d, &old, o, 0,             \
+						    __ATOMIC_SEQ_CST,          \
+						    __ATOMIC_SEQ_CST);         \
+			break;                                                 \
+		}                                                              \
+		if (result)                                                    \
+			*(type *)result = old;                                 \
+	} while (0)
+
+/*
+ * gba_fab_atomic_one - one element of the built-in executor (below), inline
+ * for the hot path of direct atomics: @op (enum gba_fab_atomic_op) on the
+ * @size-byte (4 or 8) integer at @dst, naturally aligned, with @operand
+ * and @compare (CSWAP only, not NULL then), the old value into @result
+ * (NULL: not fetched).  The caller has checked the arguments.
+ */
+static inline void gba_fab_atomic_one(uint32_t op, uint32_t size, void *dst,
+				      const void *operand, const void *compare,
+				      void *result)
+{
+	if (size == 4)
+		GBA_FAB_ATOMIC_ONE(uint32_t);
+	else
+		GBA_FAB_ATOMIC_ONE(uint64_t);
+}
+
 /*
  * gba_fab_atomic_builtin - the engine's built-in executor, for memory this
  * process reaches directly (its own, or a mapped region): @count elements

@@ -765,8 +765,7 @@ uct_gba_ep_atomic(uct_ep_h tl_ep, unsigned opcode, size_t size,
 
     ptr = uct_gba_ep_direct(ep, rkey, remote_addr, size);
     if (ucs_likely(ptr != NULL)) {
-        gba_fab_atomic_builtin(op_code, size, ptr, operand, compare, result,
-                               1);
+        gba_fab_atomic_one(op_code, size, ptr, operand, compare, result);
         return UCS_OK;
     }
 
