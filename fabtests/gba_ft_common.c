@@ -215,6 +215,10 @@ int ft_open(struct ft_res *r, const char *prov, uint64_t caps)
 	FT_CHECK(fi_ep_bind(r->ep, &r->cq->fid, FI_TRANSMIT | FI_RECV));
 	FT_CHECK(
 		fi_ep_bind(r->ep, &r->cntr->fid, FI_SEND | FI_WRITE | FI_READ));
+	if (caps & FI_RMA_EVENT) {
+		FT_CHECK(fi_cntr_open(r->domain, &cntr_attr, &r->rcntr, NULL));
+		FT_CHECK(fi_ep_bind(r->ep, &r->rcntr->fid, FI_REMOTE_WRITE));
+	}
 	FT_CHECK(fi_enable(r->ep));
 	return 0;
 }
@@ -227,6 +231,8 @@ void ft_close(struct ft_res *r)
 		fi_close(&r->av->fid);
 	if (r->cntr)
 		fi_close(&r->cntr->fid);
+	if (r->rcntr)
+		fi_close(&r->rcntr->fid);
 	if (r->cq)
 		fi_close(&r->cq->fid);
 	if (r->eq)

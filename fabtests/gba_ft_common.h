@@ -76,11 +76,13 @@ struct ft_res {
 	struct fid_av *av;
 	struct fid_ep *ep;
 	struct fid_cntr *cntr; /* bound FI_SEND | FI_WRITE | FI_READ */
+	struct fid_cntr *rcntr; /* FI_RMA_EVENT: bound FI_REMOTE_WRITE */
 };
 
 /*
  * Open and enable an RDM endpoint of provider @prov with @caps and all
- * objects above (CQ format DATA).  0 or a negative error (printed).
+ * objects above (CQ format DATA; @rcntr only when @caps has
+ * FI_RMA_EVENT).  0 or a negative error (printed).
  */
 int ft_open(struct ft_res *r, const char *prov, uint64_t caps);
 void ft_close(struct ft_res *r);
