@@ -180,7 +180,6 @@ static int run_triggered(struct bench *b, double *t_go)
 
 static int setup(struct bench *b)
 {
-	struct fi_av_set_attr attr = {0};
 	struct fi_cntr_attr cattr = {.events = FI_CNTR_EVENTS_COMP};
 	int n = b->o->nprocs, ret;
 
@@ -195,18 +194,11 @@ static int setup(struct bench *b)
 	FT_CHECK(fi_cntr_open(b->r.domain, &cattr, &b->go, NULL));
 	FT_CHECK(fi_cntr_open(b->r.domain, &cattr, &b->put_done, NULL));
 	b->sh->key[b->rank] = fi_mr_key(b->mr);
-	b->sh->addr[b->rank] =
-		b->r.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR
-			? (uint64_t)(uintptr_t)b->buf
-			: 0;
+	b->sh->addr[b->rank] = ft_rma_addr(&b->r, b->buf, b->buf);
 	ret = ft_exchange(&b->r, &b->sh->hdr, b->rank, n, b->o->timeout_s);
 	if (ret)
 		return ret;
-	attr.count = (size_t)n;
-	attr.end_addr = (fi_addr_t)n - 1;
-	attr.stride = 1;
-	FT_CHECK(fi_av_set(b->r.av, &attr, &b->set, NULL));
-	return ft_join(&b->r, b->set, &b->mc);
+	return ft_join_all(&b->r, n, &b->set, &b->mc);
 }
 
 /* Median over the repetitions of the slowest process's time of @v. */

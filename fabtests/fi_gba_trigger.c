@@ -269,7 +269,6 @@ static int pipeline(struct trig *t)
 /* Objects, region, keys; join the collective of all processes. */
 static int setup(struct trig *t)
 {
-	struct fi_av_set_attr attr = {0};
 	struct fi_cntr_attr cattr = {.events = FI_CNTR_EVENTS_COMP};
 	size_t nworks = (size_t)t->o->iters * 8 + STEPS * PUTS;
 	int ret;
@@ -295,19 +294,11 @@ static int setup(struct trig *t)
 	FT_CHECK(fi_cntr_open(t->r.domain, &cattr, &t->go, NULL));
 	FT_CHECK(fi_cntr_open(t->r.domain, &cattr, &t->done, NULL));
 	t->sh->key[t->rank] = fi_mr_key(t->mr);
-	t->sh->addr[t->rank] =
-		t->r.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR
-			? (uint64_t)(uintptr_t)t->region
-			: 0;
+	t->sh->addr[t->rank] = ft_rma_addr(&t->r, t->region, t->region);
 	ret = ft_exchange(&t->r, &t->sh->hdr, t->rank, t->n, t->o->timeout_s);
 	if (ret)
 		return ret;
-	attr.count = (size_t)t->n;
-	attr.start_addr = 0;
-	attr.end_addr = (fi_addr_t)t->n - 1;
-	attr.stride = 1;
-	FT_CHECK(fi_av_set(t->r.av, &attr, &t->set, NULL));
-	return ft_join(&t->r, t->set, &t->mc);
+	return ft_join_all(&t->r, t->n, &t->set, &t->mc);
 }
 
 /* A last barrier, so that no process leaves while others progress. */

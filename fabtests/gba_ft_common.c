@@ -317,3 +317,24 @@ int ft_wait_comp(struct ft_res *r, struct fi_cq_data_entry *comp,
 			return ft_err("completion", -FI_ETIMEDOUT);
 	}
 }
+
+int ft_join_all(struct ft_res *r, int n, struct fid_av_set **set,
+		struct fid_mc **mc)
+{
+	struct fi_av_set_attr attr = {0};
+
+	attr.count = (size_t)n;
+	attr.start_addr = 0;
+	attr.end_addr = (fi_addr_t)n - 1;
+	attr.stride = 1;
+	FT_CHECK(fi_av_set(r->av, &attr, set, NULL));
+	return ft_join(r, *set, mc);
+}
+
+uint64_t ft_rma_addr(const struct ft_res *r, const void *buf,
+		     const void *region)
+{
+	if (r->info->domain_attr->mr_mode & FI_MR_VIRT_ADDR)
+		return (uint64_t)(uintptr_t)buf;
+	return (uint64_t)((const char *)buf - (const char *)region);
+}
