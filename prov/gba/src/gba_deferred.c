@@ -416,15 +416,13 @@ static void gba_work_run(struct gba_trigger *trig)
 }
 
 /*
- * gba_work_retry - resubmit the retry list in order (see gba_prov.h).
- * One thread at a time (others return: the list is being drained).
+ * Resubmit the retry list in order until it is empty or its first entry
+ * is refused again.  Returns true in the second case.
  */
-void gba_work_retry(struct gba_domain *domain)
+static bool gba_work_drain(struct gba_domain *domain)
 {
 	struct gba_work *w;
 
-	if (atomic_exchange(&domain->retrying, true))
-		return;
 	for (;;) {
 		pthread_mutex_lock(&domain->work_lock);
 		w = TAILQ_FIRST(&domain->retry);
@@ -432,17 +430,32 @@ void gba_work_retry(struct gba_domain *domain)
 			TAILQ_REMOVE(&domain->retry, w, entry);
 		pthread_mutex_unlock(&domain->work_lock);
 		if (!w)
-			break;
-		if (gba_work_start(w)) {
-			atomic_fetch_sub(&domain->nretry, 1);
-			continue;
+			return false;
+		if (!gba_work_start(w)) {
+			pthread_mutex_lock(&domain->work_lock);
+			TAILQ_INSERT_HEAD(&domain->retry, w, entry);
+			pthread_mutex_unlock(&domain->work_lock);
+			return true;
 		}
-		pthread_mutex_lock(&domain->work_lock);
-		TAILQ_INSERT_HEAD(&domain->retry, w, entry);
-		pthread_mutex_unlock(&domain->work_lock);
-		break;
+		atomic_fetch_sub(&domain->nretry, 1);
 	}
-	atomic_store(&domain->retrying, false);
+}
+
+/*
+ * gba_work_retry - resubmit the retry list in order (see gba_prov.h).
+ * One thread at a time; work another thread appends while this one
+ * finishes is drained too (nretry is read again after the flag drops).
+ */
+void gba_work_retry(struct gba_domain *domain)
+{
+	bool blocked = false;
+
+	while (!blocked && atomic_load(&domain->nretry)) {
+		if (atomic_exchange(&domain->retrying, true))
+			return; /* the other thread drains it */
+		blocked = gba_work_drain(domain);
+		atomic_store(&domain->retrying, false);
+	}
 }
 
 /* The trigger's discard: dropped without running (counter or ep closed). */
