@@ -643,7 +643,13 @@ int gba_domain_control(struct fid *fid, int command, void *arg)
 		if (!work)
 			return GBA_WARN_RET(FI_LOG_DOMAIN, -FI_EINVAL,
 					    "FI_CANCEL_WORK: NULL work\n");
-		return gba_work_remove(domain, work, false) ? 0 : -FI_ENOENT;
+		if (gba_work_remove(domain, work, false))
+			return 0;
+		FI_INFO(&gba_prov, FI_LOG_DOMAIN,
+			"FI_CANCEL_WORK: %p is not queued (fired, canceled or "
+			"never queued)\n",
+			(void *)work);
+		return -FI_ENOENT;
 	case FI_FLUSH_WORK:
 		n = gba_work_remove(domain, work, true);
 		FI_INFO(&gba_prov, FI_LOG_DOMAIN,
