@@ -274,15 +274,27 @@ int gba_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	dom->domain_fid.ops = &gba_domain_ops;
 	dom->domain_fid.mr = &gba_domain_mr_ops;
 	atomic_fetch_add(&fab->ref, 1);
-	FI_INFO(&gba_prov, FI_LOG_DOMAIN,
-		"domain opened: threading %s (%s), mr_mode %s, progress "
-		"control %s data %s\n",
-		fi_tostr(&dom->threading, FI_TYPE_THREADING),
-		dom->locking ? "locked" : "lock-free",
-		dom->mr_mode ? fi_tostr(&dom->mr_mode, FI_TYPE_MR_MODE)
-			     : "user keys, offsets",
-		fi_tostr(&dom->control_progress, FI_TYPE_PROGRESS),
-		fi_tostr(&dom->data_progress, FI_TYPE_PROGRESS));
+	if (fi_log_enabled(&gba_prov, FI_LOG_INFO, FI_LOG_DOMAIN)) {
+		/* fi_tostr's buffer is shared: one per value */
+		char thr[64], mr[128], cp[64], dp[64];
+
+		FI_INFO(&gba_prov, FI_LOG_DOMAIN,
+			"domain opened: threading %s (%s), mr_mode %s, "
+			"progress control %s data %s%s\n",
+			fi_tostr_r(thr, sizeof(thr), &dom->threading,
+				   FI_TYPE_THREADING),
+			dom->locking ? "locked" : "lock-free",
+			dom->mr_mode ? fi_tostr_r(mr, sizeof(mr), &dom->mr_mode,
+						  FI_TYPE_MR_MODE)
+				     : "user keys, offsets",
+			fi_tostr_r(cp, sizeof(cp), &dom->control_progress,
+				   FI_TYPE_PROGRESS),
+			fi_tostr_r(dp, sizeof(dp), &dom->data_progress,
+				   FI_TYPE_PROGRESS),
+			dom->data_progress == FI_PROGRESS_AUTO
+				? " (progress thread)"
+				: "");
+	}
 	*domain = &dom->domain_fid;
 	return 0;
 err_work:
