@@ -7,7 +7,8 @@
  * endpoint only with FI_COMPLETION; chains through counters run in
  * threshold order; errors reach the completion counter's error value;
  * cancel and flush; work refused for room is retried in order; argument
- * errors; closing objects with work queued.  The progress thread
+ * errors; closing objects with work queued (counters it completes to
+ * stay open until it ends).  The progress thread
  * (FI_PROGRESS_AUTO) completes a deferred message with no call into
  * libfabric, which manual progress never does.
  */
@@ -264,6 +265,7 @@ Test(deferred, counter_ops_chain_in_threshold_order)
 	cr_assert_eq(queue(&add), 0);
 	cr_assert_eq(queue(&set), 0);
 	cr_assert_eq(queue(&add2), 0);
+	cr_expect_eq(fi_close(&x->fid), -FI_EBUSY, "target of queued work");
 	cr_assert_eq(fi_cntr_add(e.trig, 1), 0);
 	cr_expect_eq(fi_cntr_read(x), 10, "only the threshold-1 set ran");
 	cr_expect_eq(fi_cntr_read(e.comp), 0);
@@ -393,6 +395,8 @@ Test(deferred, cancel_and_flush)
 	cr_assert_eq(queue(&a.w), 0);
 	cr_assert_eq(queue(&b.w), 0);
 	cr_assert_eq(queue(&c.w), 0);
+	cr_expect_eq(fi_close(&e.comp->fid), -FI_EBUSY,
+		     "the completion counter of queued work stays open");
 	cr_expect_eq(fi_control(&t_domain->fid, FI_CANCEL_WORK, &a.w), 0);
 	cr_expect_eq(fi_control(&t_domain->fid, FI_CANCEL_WORK, &a.w),
 		     -FI_ENOENT, "canceled once");

@@ -463,7 +463,7 @@ struct gba_trigger;
 struct gba_cntr {
 	struct fid_cntr cntr_fid;
 	struct gba_domain *domain;
-	atomic_int ref; /* binds beyond the ep list */
+	atomic_int ref; /* ep binds, deferred work naming it: close busy */
 	_Atomic uint64_t value;
 	_Atomic uint64_t err;
 	struct gba_wait wait;
@@ -491,6 +491,8 @@ struct gba_cntr {
 /* Increment value (or err) by 1, fire due triggers, wake waiters. */
 void gba_cntr_inc(struct gba_cntr *cntr);
 void gba_cntr_inc_err(struct gba_cntr *cntr);
+/* Increment (or @err: the error value) and drop a deferred reference. */
+void gba_cntr_inc_release(struct gba_cntr *cntr, bool err);
 int gba_cntr_add_ep(struct gba_cntr *cntr, struct gba_ep *ep);
 void gba_cntr_del_ep(struct gba_cntr *cntr, struct gba_ep *ep);
 
@@ -1017,8 +1019,9 @@ struct gba_work;
  * @context (its record) and *@flags: frees the record and returns the
  * operation's own context; *@flags loses GBA_FLAG_DEFERRED and keeps
  * FI_COMPLETION if the work asked for endpoint completions; *@comp is
- * the completion counter to bump (after the endpoint report) or NULL.
- * Returns whether the endpoint reports it too.
+ * the completion counter (or NULL), still referenced: the caller bumps
+ * it after the endpoint report with gba_cntr_inc_release.  Returns
+ * whether the endpoint reports it too.
  */
 bool gba_work_end(void *context, uint64_t *flags, void **op_context,
 		  struct gba_cntr **comp);

@@ -42,6 +42,20 @@ void gba_cntr_inc_err(struct gba_cntr *cntr)
 }
 
 /*
+ * gba_cntr_inc_release - value (or, with @err, error value) += 1, then
+ * drop the reference deferred work held so that the counter could not
+ * close before this completion (gba_work_end).
+ */
+void gba_cntr_inc_release(struct gba_cntr *cntr, bool err)
+{
+	if (err)
+		gba_cntr_inc_err(cntr);
+	else
+		gba_cntr_inc(cntr);
+	atomic_fetch_sub(&cntr->ref, 1);
+}
+
+/*
  * Progress every endpoint bound to @cntr once (every endpoint of the
  * domain if deferred work names the counter); *@pending (if not NULL)
  * is set when one has work in flight.
@@ -251,7 +265,8 @@ void gba_cntr_del_ep(struct gba_cntr *cntr, struct gba_ep *ep)
 }
 
 /*
- * fi_close(3) on a counter: -FI_EBUSY while endpoints are bound;
+ * fi_close(3) on a counter: -FI_EBUSY while endpoints are bound or
+ * deferred work names it as its completion or target counter;
  * drains queued triggered operations.  Returns 0 or -FI_EBUSY.
  */
 static int gba_cntr_close(struct fid *fid)
@@ -261,7 +276,8 @@ static int gba_cntr_close(struct fid *fid)
 
 	if (atomic_load(&cntr->ref)) {
 		FI_WARN(&gba_prov, FI_LOG_CNTR,
-			"counter still bound (%d endpoint bindings)\n",
+			"counter still in use (%d endpoint bindings and "
+			"deferred operations naming it)\n",
 			atomic_load(&cntr->ref));
 		return -FI_EBUSY;
 	}

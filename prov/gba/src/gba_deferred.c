@@ -21,6 +21,10 @@
  * list, resubmitted in order from endpoint progress: never lost.
  * Counter operations (FI_OP_CNTR_SET, FI_OP_CNTR_ADD) run at once.
  *
+ * A record holds a reference on its completion counter and on the
+ * target of a counter operation (fi_close of them: -FI_EBUSY) until it
+ * ends, is canceled or is discarded.
+ *
  * Locks: domain->work_lock (lists of the domain) may be held while
  * taking an endpoint's and a counter's lock (gba_trigger_unqueue), never
  * the other way round: records unlink themselves from the domain's list
@@ -69,6 +73,19 @@ struct gba_work {
 	struct fi_ioc res[GBA_IOV_LIMIT];
 	size_t cmp_count, res_count;
 };
+
+/*
+ * Free @w and drop its references on its completion and target counters
+ * (taken at FI_QUEUE_WORK so that they cannot close under it).
+ */
+static void gba_work_free(struct gba_work *w)
+{
+	if (w->comp)
+		atomic_fetch_sub(&w->comp->ref, 1);
+	if (w->target)
+		atomic_fetch_sub(&w->target->ref, 1);
+	free(w);
+}
 
 /* The gba counter behind @fid of @domain, or NULL (logged as @what). */
 static struct gba_cntr *gba_work_cntr(struct gba_domain *domain,
@@ -403,7 +420,7 @@ static void gba_work_run(struct gba_trigger *trig)
 			fi_cntr_set(&w->target->cntr_fid, w->value);
 		else
 			fi_cntr_add(&w->target->cntr_fid, w->value);
-		free(w);
+		gba_work_free(w);
 		return;
 	}
 	if (!atomic_load(&domain->nretry) && gba_work_start(w))
@@ -468,7 +485,7 @@ static void gba_work_discard(struct gba_trigger *trig)
 		"deferred %s %p discarded (its counter or endpoint "
 		"closed)\n",
 		fi_tostr(&w->type, FI_TYPE_OP_TYPE), (void *)w->user);
-	free(w);
+	gba_work_free(w);
 }
 
 /*
@@ -482,7 +499,7 @@ bool gba_work_end(void *context, uint64_t *flags, void **op_context,
 	bool report = w->flags & FI_COMPLETION;
 
 	*op_context = w->op_context;
-	*comp = w->comp;
+	*comp = w->comp; /* its reference goes to the caller */
 	*flags &= ~GBA_FLAG_DEFERRED;
 	if (report)
 		*flags |= FI_COMPLETION;
@@ -498,7 +515,7 @@ void gba_work_drop(void *context)
 	FI_INFO(&gba_prov, FI_LOG_EP_CTRL,
 		"endpoint closed: deferred %s %p in flight dropped\n",
 		fi_tostr(&w->type, FI_TYPE_OP_TYPE), (void *)w->user);
-	free(w);
+	gba_work_free(w);
 }
 
 /*
@@ -565,6 +582,11 @@ static int gba_work_queue(struct gba_domain *domain,
 	w->base.flags = w->flags | GBA_FLAG_DEFERRED;
 	w->base.slot = gba_work_slot(w->type);
 
+	/* the counters it completes to cannot close before it ends */
+	if (w->comp)
+		atomic_fetch_add(&w->comp->ref, 1);
+	if (w->target)
+		atomic_fetch_add(&w->target->ref, 1);
 	/* any endpoint may change these now: waits progress them all */
 	atomic_store(&trig_cntr->domain_progress, true);
 	if (w->comp)
@@ -609,7 +631,7 @@ static size_t gba_work_remove(struct gba_domain *domain,
 		if (!gba_trigger_unqueue(&w->base))
 			continue; /* firing now: it unlists itself */
 		TAILQ_REMOVE(&domain->works, w, entry);
-		free(w);
+		gba_work_free(w);
 		n++;
 		if (!flush)
 			break;

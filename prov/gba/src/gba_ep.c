@@ -205,7 +205,7 @@ int gba_ep_tx_complete(struct gba_ep *ep, enum gba_cntr_slot slot,
 		if (gba_work_end(context, &flags, &context, &comp))
 			ret = gba_ep_tx_complete(ep, slot, flags, context, len);
 		if (comp)
-			gba_cntr_inc(comp);
+			gba_cntr_inc_release(comp, false);
 		return ret;
 	}
 	if (ep->tx_cq && (!ep->tx_selective || (flags & FI_COMPLETION)))
@@ -238,7 +238,7 @@ int gba_ep_tx_error(struct gba_ep *ep, enum gba_cntr_slot slot, uint64_t flags,
 				"%s\n",
 				context, fi_strerror(err));
 		if (comp)
-			gba_cntr_inc_err(comp);
+			gba_cntr_inc_release(comp, true);
 		return ret;
 	}
 	FI_INFO(&gba_prov, FI_LOG_EP_DATA,

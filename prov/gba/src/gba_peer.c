@@ -328,10 +328,8 @@ void gba_ep_rx_complete(struct gba_ep *ep, int err, void *context,
 		if (gba_work_end(context, &flags, &context, &comp))
 			gba_ep_rx_complete(ep, err, context, flags, len, buf,
 					   data, tag, src, olen);
-		if (comp && err)
-			gba_cntr_inc_err(comp);
-		else if (comp)
-			gba_cntr_inc(comp);
+		if (comp)
+			gba_cntr_inc_release(comp, err != 0);
 		return;
 	}
 	if (err) {
