@@ -3,18 +3,21 @@
 # the same run: barrier latency vs Open MPI 4.1.4 MPI_Barrier (btl
 # self,vader) for 2, 4 and 8 processes, self RMA vs memcpy, tagged-message
 # latency and bandwidth of two processes vs libfabric's shm provider, and
-# an MPI ping-pong over MTL-OFI + gba vs Open MPI's ob1 + vader.
+# an MPI ping-pong over MTL-OFI + gba vs Open MPI's ob1 + vader, and a
+# chained schedule (puts, barrier, puts) issued by the host vs as
+# triggered work.
 #
 # Usage: bench/run_bench.sh [BENCHDIR]
-#   BENCHDIR holds gba_bench_barrier, gba_bench_self_rma, gba_bench_msg and
-#   gba_bench_mpi_pingpong (default: the directory of this script, i.e. an
+#   BENCHDIR holds gba_bench_barrier, gba_bench_self_rma, gba_bench_msg,
+#   gba_bench_trigger and gba_bench_mpi_pingpong (default: the directory of this script, i.e. an
 #   in-tree build).  The provider is found through FI_PROVIDER_PATH as
 #   usual (`make bench` sets it to the build tree; after `make install`,
 #   point it at $prefix/lib/libfabric).
 # Environment: NPS (default "2 4 8"), ITERS (barriers per round),
 #   REPS (runs of the message benchmark and of each MPI run, alternating
 #   the two sides; the tables show medians; default 5), MSG_LAT_SIZES and
-#   MSG_BW_SIZES (gba_bench_msg -S and -B lists).
+#   MSG_BW_SIZES (gba_bench_msg -S and -B lists), TRIG_REPS (repetitions
+#   of each way of gba_bench_trigger, default 50).
 # The figures are printed, never checked: a failed or hung run is reported
 # (exit status 1 at the end), slow figures are not.
 set -e
@@ -117,6 +120,30 @@ table() {
 		}
 	}' "$3" "$4"
 }
+
+echo
+echo "== chained schedule (16 puts of 1 KiB to the right neighbour, GBA" \
+	"barrier, 16 puts): host-issued vs triggered"
+echo "   gba_bench_trigger: both ways in the same processes, alternating;" \
+	"medians of the slowest process;"
+echo "   trig includes queueing the schedule, trig_go starts at its" \
+	"fi_cntr_add; ratio > 1: triggered is faster"
+printf "%-8s %4s %10s %10s %10s %10s %12s\n" progress np host_us trig_us \
+	trig_go_us host/trig host/trig_go
+for prog in manual auto; do
+	for np in $nps; do
+		if ! FI_GBA_PROGRESS=$prog $tmo "$dir/gba_bench_trigger" \
+			-n "$np" -I "${TRIG_REPS:-50}" >"$tmp/out" 2>"$tmp/err"; then
+			echo "FAILED: FI_GBA_PROGRESS=$prog" \
+				"$dir/gba_bench_trigger -n $np"
+			cat "$tmp/out" "$tmp/err"
+			status=1
+			continue
+		fi
+		sed -n 's/^trigger np=\([0-9]*\).*host_us=\([0-9.]*\) trig_us=\([0-9.]*\) trig_go_us=\([0-9.]*\) host\/trig=\([0-9.]*\) host\/trig_go=\([0-9.]*\)/\1 \2 \3 \4 \5 \6/p' \
+			"$tmp/out" | awk -v p="$prog" '{ printf "%-8s %4s %10s %10s %10s %9sx %11sx\n", p, $1, $2, $3, $4, $5, $6 }'
+	done
+done
 
 echo
 echo "== tagged messages, 2 forked processes: gba vs libfabric shm" \

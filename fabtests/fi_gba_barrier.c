@@ -88,7 +88,6 @@ static int one_barrier(struct ft_res *r, fi_addr_t coll,
 static int barrier_child(int rank, void *shared, const struct ft_opts *o)
 {
 	struct barrier_shared *sh = shared;
-	struct fi_av_set_attr attr = {0};
 	struct fid_av_set *set;
 	struct fid_mc *mc;
 	struct ft_res r;
@@ -103,12 +102,7 @@ static int barrier_child(int rank, void *shared, const struct ft_opts *o)
 	ret = ft_exchange(&r, &sh->hdr, rank, o->nprocs, o->timeout_s);
 	if (ret)
 		return ret;
-	attr.count = (size_t)o->nprocs;
-	attr.start_addr = 0;
-	attr.end_addr = (fi_addr_t)o->nprocs - 1;
-	attr.stride = 1;
-	FT_CHECK(fi_av_set(r.av, &attr, &set, NULL));
-	ret = ft_join(&r, set, &mc);
+	ret = ft_join_all(&r, o->nprocs, &set, &mc);
 	if (ret)
 		return ret;
 

@@ -215,6 +215,10 @@ int ft_open(struct ft_res *r, const char *prov, uint64_t caps)
 	FT_CHECK(fi_ep_bind(r->ep, &r->cq->fid, FI_TRANSMIT | FI_RECV));
 	FT_CHECK(
 		fi_ep_bind(r->ep, &r->cntr->fid, FI_SEND | FI_WRITE | FI_READ));
+	if (caps & FI_RMA_EVENT) {
+		FT_CHECK(fi_cntr_open(r->domain, &cntr_attr, &r->rcntr, NULL));
+		FT_CHECK(fi_ep_bind(r->ep, &r->rcntr->fid, FI_REMOTE_WRITE));
+	}
 	FT_CHECK(fi_enable(r->ep));
 	return 0;
 }
@@ -227,6 +231,8 @@ void ft_close(struct ft_res *r)
 		fi_close(&r->av->fid);
 	if (r->cntr)
 		fi_close(&r->cntr->fid);
+	if (r->rcntr)
+		fi_close(&r->rcntr->fid);
 	if (r->cq)
 		fi_close(&r->cq->fid);
 	if (r->eq)
@@ -310,4 +316,25 @@ int ft_wait_comp(struct ft_res *r, struct fi_cq_data_entry *comp,
 		if (!(++polls & 1023) && ft_now_ms() > deadline)
 			return ft_err("completion", -FI_ETIMEDOUT);
 	}
+}
+
+int ft_join_all(struct ft_res *r, int n, struct fid_av_set **set,
+		struct fid_mc **mc)
+{
+	struct fi_av_set_attr attr = {0};
+
+	attr.count = (size_t)n;
+	attr.start_addr = 0;
+	attr.end_addr = (fi_addr_t)n - 1;
+	attr.stride = 1;
+	FT_CHECK(fi_av_set(r->av, &attr, set, NULL));
+	return ft_join(r, *set, mc);
+}
+
+uint64_t ft_rma_addr(const struct ft_res *r, const void *buf,
+		     const void *region)
+{
+	if (r->info->domain_attr->mr_mode & FI_MR_VIRT_ADDR)
+		return (uint64_t)(uintptr_t)buf;
+	return (uint64_t)((const char *)buf - (const char *)region);
 }

@@ -76,11 +76,13 @@ struct ft_res {
 	struct fid_av *av;
 	struct fid_ep *ep;
 	struct fid_cntr *cntr; /* bound FI_SEND | FI_WRITE | FI_READ */
+	struct fid_cntr *rcntr; /* FI_RMA_EVENT: bound FI_REMOTE_WRITE */
 };
 
 /*
  * Open and enable an RDM endpoint of provider @prov with @caps and all
- * objects above (CQ format DATA).  0 or a negative error (printed).
+ * objects above (CQ format DATA; @rcntr only when @caps has
+ * FI_RMA_EVENT).  0 or a negative error (printed).
  */
 int ft_open(struct ft_res *r, const char *prov, uint64_t caps);
 void ft_close(struct ft_res *r);
@@ -94,6 +96,15 @@ int ft_exchange(struct ft_res *r, struct ft_shared *sh, int rank, int n,
 
 /* Join the collective of AV set @set; wait for FI_JOIN_COMPLETE. */
 int ft_join(struct ft_res *r, struct fid_av_set *set, struct fid_mc **mc);
+/*
+ * An AV set of the @n processes (fi_addr 0 .. n - 1, as ft_exchange
+ * inserts them) into *@set, and ft_join on it.  0 or a negative error.
+ */
+int ft_join_all(struct ft_res *r, int n, struct fid_av_set **set,
+		struct fid_mc **mc);
+/* The address peers give RMA to reach @buf of a region (per mr_mode). */
+uint64_t ft_rma_addr(const struct ft_res *r, const void *buf,
+		     const void *region);
 
 /*
  * Wait up to @timeout_ms for one completion into @comp.  Returns 0,

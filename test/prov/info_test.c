@@ -547,12 +547,34 @@ Test(params, defaults)
 	unsetenv("FI_GBA_OFFLOAD");
 	unsetenv("FI_GBA_BARRIER_TIMEOUT");
 	unsetenv("FI_GBA_DEVICE");
+	unsetenv("FI_GBA_PROGRESS");
 	prov_setup();
 	cr_expect_eq(t_int->params->cq_size, (size_t)GBA_CQ_DEF_SIZE);
 	cr_expect_eq(t_int->params->eq_size, (size_t)GBA_EQ_DEF_SIZE);
 	cr_expect_eq(t_int->params->offload, 1);
 	cr_expect_eq(t_int->params->barrier_timeout_ms, -1);
 	cr_expect_null(t_int->params->device);
+	cr_expect_eq(t_int->params->progress, FI_PROGRESS_MANUAL);
+	cr_expect_eq(t_info->domain_attr->data_progress, FI_PROGRESS_MANUAL);
+}
+
+/* FI_GBA_PROGRESS=auto: domains that do not ask get FI_PROGRESS_AUTO. */
+Test(params, progress_auto)
+{
+	setenv("FI_GBA_PROGRESS", "AUTO", 1);
+	prov_setup();
+	cr_expect_eq(t_int->params->progress, FI_PROGRESS_AUTO);
+	cr_expect_eq(t_info->domain_attr->data_progress, FI_PROGRESS_AUTO);
+	cr_expect_eq(container_of(t_domain, struct gba_domain, domain_fid)
+			     ->data_progress,
+		     FI_PROGRESS_AUTO);
+}
+
+Test(params, progress_invalid_is_manual)
+{
+	setenv("FI_GBA_PROGRESS", "sometimes", 1);
+	prov_setup();
+	cr_expect_eq(t_int->params->progress, FI_PROGRESS_MANUAL);
 }
 
 Test(params, read_from_environment)

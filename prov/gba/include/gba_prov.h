@@ -27,6 +27,10 @@
  *   gba_msg.c     FI_MSG and FI_TAGGED: sends, receives, matching,
  *                 unexpected messages, peek/claim/discard, multi-recv
  *   gba_trigger.c triggered operations (FI_TRIGGER) fired from counters
+ *   gba_deferred.c deferred work queue (FI_QUEUE_WORK, FI_CANCEL_WORK,
+ *                 FI_FLUSH_WORK on the domain)
+ *   gba_progress.c the domain's endpoint list, domain-wide progress and
+ *                 the optional progress thread (FI_PROGRESS_AUTO)
  */
 #ifndef GBA_PROV_H
 #define GBA_PROV_H
@@ -82,6 +86,8 @@ struct gba_params {
 	size_t cq_size; /* FI_GBA_CQ_SIZE: default CQ depth */
 	size_t eq_size; /* FI_GBA_EQ_SIZE: default EQ depth */
 	int barrier_timeout_ms; /* FI_GBA_BARRIER_TIMEOUT: -1 = forever */
+	/* FI_GBA_PROGRESS: data progress offered by default (MANUAL or AUTO) */
+	enum fi_progress progress;
 };
 extern struct gba_params gba_params;
 
@@ -271,7 +277,21 @@ struct gba_domain {
 	atomic_int ncntr;
 	atomic_int nmr;
 	atomic_int nep; /* maintained by gba_ep.c */
+	/* Deferred work (gba_deferred.c) */
+	pthread_mutex_t work_lock;		   /* the lists below */
+	TAILQ_HEAD(gba_work_list, gba_work) works; /* queued, not yet fired */
+	struct gba_work_list retry; /* fired, waiting for room (-FI_EAGAIN) */
+	atomic_int nretry;	    /* fast check: retry list not empty */
+	atomic_bool retrying;	    /* one thread drains the retry list */
+	/* Domain-wide progress (gba_progress.c) */
+	struct gba_progress *progress;
 };
+
+/*
+ * fi_control(3) on a domain: FI_QUEUE_WORK, FI_CANCEL_WORK, FI_FLUSH_WORK
+ * (gba_deferred.c).  Returns 0 or -FI_E* (logged).
+ */
+int gba_domain_control(struct fid *fid, int command, void *arg);
 
 /* Returns the domain's device, opening it on first use; negative -FI_E*. */
 int gba_domain_dev(struct gba_domain *domain, struct gba_dev **devp);
@@ -443,7 +463,7 @@ struct gba_trigger;
 struct gba_cntr {
 	struct fid_cntr cntr_fid;
 	struct gba_domain *domain;
-	atomic_int ref; /* binds beyond the ep list */
+	atomic_int ref; /* ep binds, deferred work naming it: close busy */
 	_Atomic uint64_t value;
 	_Atomic uint64_t err;
 	struct gba_wait wait;
@@ -461,11 +481,18 @@ struct gba_cntr {
 	/* On a thread's list of counters whose triggers to run. */
 	atomic_bool fire_listed;
 	struct gba_cntr *fire_next;
+	/*
+	 * Named by deferred work (gba_deferred.c): any endpoint of the
+	 * domain may change it, so reads and waits progress them all.
+	 */
+	atomic_bool domain_progress;
 };
 
 /* Increment value (or err) by 1, fire due triggers, wake waiters. */
 void gba_cntr_inc(struct gba_cntr *cntr);
 void gba_cntr_inc_err(struct gba_cntr *cntr);
+/* Increment (or @err: the error value) and drop a deferred reference. */
+void gba_cntr_inc_release(struct gba_cntr *cntr, bool err);
 int gba_cntr_add_ep(struct gba_cntr *cntr, struct gba_ep *ep);
 void gba_cntr_del_ep(struct gba_cntr *cntr, struct gba_ep *ep);
 
@@ -649,10 +676,12 @@ static inline bool gba_ep_pending(struct gba_ep *ep)
 }
 
 /*
- * Drive the endpoint's asynchronous work (outstanding barriers, joins).
- * Called from CQ reads and counter reads/waits.  Cheap when idle.
+ * Drive the endpoint's asynchronous work (engine queues, outstanding
+ * barriers, joins, deferred work waiting for room).  Called from CQ
+ * reads and counter reads/waits.  Cheap when idle.  Returns the engine
+ * entries handled (0: nothing arrived).
  */
-void gba_ep_progress(struct gba_ep *ep);
+int gba_ep_progress(struct gba_ep *ep);
 
 /*
  * Report a successful tx-side operation per the endpoint's binds: a CQ
@@ -898,14 +927,28 @@ int gba_atomic_exec(void *ctx, uint32_t op, uint32_t dt, void *dst,
  * (op_context is the struct fi_triggered_context, as fi_trigger(3)
  * says).  A trigger that is discarded (its endpoint or counter closed)
  * never runs.
+ *
+ * Deferred work (gba_deferred.c) uses the same records with @discard
+ * set: the record manages its own memory (@run owns it from the call
+ * on; @discard disposes of it when it is dropped without running),
+ * @ep may be NULL (counter operations) and @count_err compares the
+ * threshold with value + error value, as fi_trigger(3) says of work
+ * queues.
+ *
+ * Ownership: a trigger belongs to its counter's list while @queued;
+ * whoever clears @queued under the counter's lock (the firing, a
+ * drain, a cancel) owns it and unlinks it from its endpoint's list.
  */
 struct gba_trigger {
 	TAILQ_ENTRY(gba_trigger) cntr_entry; /* counter's list, by threshold */
 	TAILQ_ENTRY(gba_trigger) ep_entry;   /* endpoint's list */
 	struct gba_cntr *cntr;
 	uint64_t threshold;
-	struct gba_ep *ep;
+	struct gba_ep *ep; /* NULL: not on an endpoint's list */
 	void (*run)(struct gba_trigger *trig);
+	void (*discard)(struct gba_trigger *trig); /* NULL: free() */
+	bool queued;	/* on cntr's list (cntr->lock) */
+	bool count_err; /* threshold counts value + err */
 	/* for fi_cancel: the operation's context, flags and counter event */
 	void *context;
 	uint64_t flags;
@@ -951,6 +994,87 @@ void gba_trigger_drain_ep(struct gba_ep *ep);
  * Returns 0 or -FI_ENOENT.
  */
 ssize_t gba_trigger_cancel(struct gba_ep *ep, void *context);
+/*
+ * Take @trig off its counter's (and endpoint's) list if it is still
+ * queued; the caller then owns it.  Returns false if it fired or was
+ * taken by another thread meanwhile.  Called without endpoint or counter
+ * locks held.
+ */
+bool gba_trigger_unqueue(struct gba_trigger *trig);
+
+/* ---- Deferred work (gba_deferred.c) ------------------------------------ */
+
+/*
+ * Provider op flag of an operation issued by deferred work: its context
+ * is the struct gba_work record, and its completion goes to
+ * gba_work_end (completion counter; endpoint CQ and counter only with
+ * FI_COMPLETION) instead of the endpoint.
+ */
+#define GBA_FLAG_DEFERRED (1ULL << 61)
+
+struct gba_work;
+
+/*
+ * End a deferred operation whose completion is being reported with
+ * @context (its record) and *@flags: frees the record and returns the
+ * operation's own context; *@flags loses GBA_FLAG_DEFERRED and keeps
+ * FI_COMPLETION if the work asked for endpoint completions; *@comp is
+ * the completion counter (or NULL), still referenced: the caller bumps
+ * it after the endpoint report with gba_cntr_inc_release.  Returns
+ * whether the endpoint reports it too.
+ */
+bool gba_work_end(void *context, uint64_t *flags, void **op_context,
+		  struct gba_cntr **comp);
+/* Drop the record of a deferred operation its endpoint discards (close). */
+void gba_work_drop(void *context);
+/*
+ * Resubmit fired work that got -FI_EAGAIN, in order, until the list is
+ * empty or the first refuses again.  Called from endpoint progress when
+ * domain->nretry is set.
+ */
+void gba_work_retry(struct gba_domain *domain);
+/* Drop the work of @ep waiting for room (endpoint close). */
+void gba_work_close_ep(struct gba_ep *ep);
+/* The domain's work lists (fi_domain, fi_close).  0 or -FI_ENOMEM. */
+int gba_work_init(struct gba_domain *domain);
+void gba_work_fini(struct gba_domain *domain);
+
+/*
+ * Entry points of the verbs after their flag checks, for deferred work
+ * (which adds GBA_FLAG_DEFERRED): the same validation, then run.  Return
+ * as the verbs (gba_rma.c, gba_atomic.c, gba_msg.c).
+ */
+ssize_t gba_rma_submit(struct fid_ep *ep_fid, bool write,
+		       const struct fi_msg_rma *msg, uint64_t flags);
+/* @kind: FI_OP_ATOMIC, FI_OP_FETCH_ATOMIC or FI_OP_COMPARE_ATOMIC. */
+ssize_t gba_atomic_submit(struct fid_ep *ep_fid, enum fi_op_type kind,
+			  const struct fi_msg_atomic *msg,
+			  const struct fi_ioc *cmp, size_t cmp_count,
+			  struct fi_ioc *res, size_t res_count, uint64_t flags);
+ssize_t gba_msg_send_submit(struct fid_ep *ep_fid,
+			    const struct fi_msg_tagged *msg, uint64_t flags,
+			    bool tagged);
+ssize_t gba_msg_recv_submit(struct fid_ep *ep_fid,
+			    const struct fi_msg_tagged *msg, uint64_t flags,
+			    bool tagged);
+
+/* ---- Domain-wide progress (gba_progress.c) ----------------------------- */
+
+/*
+ * Every open endpoint of a domain registers here.  Counters named by
+ * deferred work and the optional progress thread progress the whole
+ * list; the ordinary CQ and counter paths never touch it.
+ */
+int gba_progress_init(struct gba_domain *domain);
+void gba_progress_fini(struct gba_domain *domain);
+/* Add / remove an endpoint (fi_endpoint, fi_close).  0 or -FI_ENOMEM. */
+int gba_progress_add_ep(struct gba_domain *domain, struct gba_ep *ep);
+void gba_progress_del_ep(struct gba_domain *domain, struct gba_ep *ep);
+/*
+ * Progress every endpoint of @domain once, unless another thread is
+ * doing so right now.  Returns the engine entries handled (0: idle).
+ */
+int gba_progress_domain(struct gba_domain *domain);
 
 /* ---- fi_getinfo (gba_info.c) ------------------------------------------- */
 

@@ -757,25 +757,34 @@ static ssize_t gba_atomic_writev(struct fid_ep *ep, const struct fi_ioc *iov,
 }
 
 /*
- * A msg verb's @msg and @flags: one remote ioc (the provider's
- * rma_iov_limit), only the flags of GBA_ATOMIC_MSG_FLAGS (provider-private
- * bits are refused).  0, -FI_EINVAL or -FI_EBADFLAGS (logged).
+ * A msg verb's @msg: one remote ioc (the provider's rma_iov_limit).
+ * 0 or -FI_EINVAL (logged).
  */
-static int gba_atomic_msg_check(const struct fi_msg_atomic *msg, uint64_t flags)
+static int gba_atomic_msg_shape(const struct fi_msg_atomic *msg)
 {
 	if (!msg)
 		return GBA_WARN_RET(FI_LOG_EP_DATA, -FI_EINVAL,
 				    "atomic msg: NULL msg\n");
-	if (flags & ~GBA_ATOMIC_MSG_FLAGS)
-		return GBA_WARN_RET(
-			FI_LOG_EP_DATA, -FI_EBADFLAGS,
-			"atomic msg: flags 0x%llx not supported\n",
-			(unsigned long long)(flags & ~GBA_ATOMIC_MSG_FLAGS));
 	if (msg->rma_iov_count != GBA_RMA_IOV_LIMIT || !msg->rma_iov)
 		return GBA_WARN_RET(FI_LOG_EP_DATA, -FI_EINVAL,
 				    "atomic msg: %zu remote iocs (exactly "
 				    "%d)\n",
 				    msg->rma_iov_count, GBA_RMA_IOV_LIMIT);
+	return 0;
+}
+
+/*
+ * A msg verb's @flags: only those of GBA_ATOMIC_MSG_FLAGS
+ * (provider-private bits are refused); the shape of @msg is checked by
+ * gba_atomic_submit.  0 or -FI_EBADFLAGS (logged).
+ */
+static int gba_atomic_msg_flags(uint64_t flags)
+{
+	if (flags & ~GBA_ATOMIC_MSG_FLAGS)
+		return GBA_WARN_RET(
+			FI_LOG_EP_DATA, -FI_EBADFLAGS,
+			"atomic msg: flags 0x%llx not supported\n",
+			(unsigned long long)(flags & ~GBA_ATOMIC_MSG_FLAGS));
 	return 0;
 }
 
@@ -797,6 +806,38 @@ static void gba_atomic_from_msg(struct gba_atomic_op *a,
 }
 
 /*
+ * gba_atomic_submit - fi_atomicmsg, fi_fetch_atomicmsg (@kind
+ * FI_OP_FETCH_ATOMIC: @res) or fi_compare_atomicmsg (FI_OP_COMPARE_ATOMIC:
+ * @cmp and @res) with @flags already checked (see gba_prov.h).  Returns
+ * as the verbs.
+ */
+ssize_t gba_atomic_submit(struct fid_ep *ep, enum fi_op_type kind,
+			  const struct fi_msg_atomic *msg,
+			  const struct fi_ioc *cmp, size_t cmp_count,
+			  struct fi_ioc *res, size_t res_count, uint64_t flags)
+{
+	struct gba_atomic_op a = {0};
+	int ret = gba_atomic_msg_shape(msg);
+
+	if (ret)
+		return ret;
+	gba_atomic_from_msg(&a,
+			    kind == FI_OP_COMPARE_ATOMIC ? GBA_ATOMIC_CMP
+			    : kind == FI_OP_FETCH_ATOMIC ? GBA_ATOMIC_FETCH
+							 : GBA_ATOMIC_WRITE,
+			    msg, flags);
+	if (kind != FI_OP_ATOMIC) {
+		a.res = res;
+		a.res_count = res_count;
+	}
+	if (kind == FI_OP_COMPARE_ATOMIC) {
+		a.cmp = cmp;
+		a.cmp_count = cmp_count;
+	}
+	return gba_atomic_post(ep, &a);
+}
+
+/*
  * fi_atomicmsg(3): flags FI_COMPLETION, FI_INJECT, FI_REMOTE_CQ_DATA,
  * FI_TRIGGER (msg->context is the struct fi_triggered_context) and the
  * completion-level flags.
@@ -805,13 +846,12 @@ static ssize_t gba_atomic_writemsg(struct fid_ep *ep,
 				   const struct fi_msg_atomic *msg,
 				   uint64_t flags)
 {
-	struct gba_atomic_op a = {0};
-	int ret = gba_atomic_msg_check(msg, flags);
+	int ret = gba_atomic_msg_flags(flags);
 
 	if (ret)
 		return ret;
-	gba_atomic_from_msg(&a, GBA_ATOMIC_WRITE, msg, flags);
-	return gba_atomic_post(ep, &a);
+	return gba_atomic_submit(ep, FI_OP_ATOMIC, msg, NULL, 0, NULL, 0,
+				 flags);
 }
 
 /* fi_inject_atomic(3): no CQ entry; the FI_WRITE counter counts it. */
@@ -900,15 +940,12 @@ static ssize_t gba_atomic_readwritemsg(struct fid_ep *ep,
 				       void **result_desc, size_t result_count,
 				       uint64_t flags)
 {
-	struct gba_atomic_op a = {0};
-	int ret = gba_atomic_msg_check(msg, flags);
+	int ret = gba_atomic_msg_flags(flags);
 
 	if (ret)
 		return ret;
-	gba_atomic_from_msg(&a, GBA_ATOMIC_FETCH, msg, flags);
-	a.res = resultv;
-	a.res_count = result_count;
-	return gba_atomic_post(ep, &a);
+	return gba_atomic_submit(ep, FI_OP_FETCH_ATOMIC, msg, NULL, 0, resultv,
+				 result_count, flags);
 }
 
 /*
@@ -982,17 +1019,12 @@ gba_atomic_compwritemsg(struct fid_ep *ep, const struct fi_msg_atomic *msg,
 			size_t compare_count, struct fi_ioc *resultv,
 			void **result_desc, size_t result_count, uint64_t flags)
 {
-	struct gba_atomic_op a = {0};
-	int ret = gba_atomic_msg_check(msg, flags);
+	int ret = gba_atomic_msg_flags(flags);
 
 	if (ret)
 		return ret;
-	gba_atomic_from_msg(&a, GBA_ATOMIC_CMP, msg, flags);
-	a.cmp = comparev;
-	a.cmp_count = compare_count;
-	a.res = resultv;
-	a.res_count = result_count;
-	return gba_atomic_post(ep, &a);
+	return gba_atomic_submit(ep, FI_OP_COMPARE_ATOMIC, msg, comparev,
+				 compare_count, resultv, result_count, flags);
 }
 
 /* *valid: 0 with *@count the element limit, or -FI_EOPNOTSUPP. */

@@ -15,9 +15,10 @@
 
 /*
  * Counter changed: run triggers, wake fi_cntr_wait / wait sets.  The
- * value was updated with a seq_cst operation and ntriggers is read
- * seq_cst, pairing with gba_trigger_queue (ntriggers += 1, then read the
- * value): one of the two always sees the other, so no trigger is missed.
+ * value (or error value: deferred work counts it) was updated with a
+ * seq_cst operation and ntriggers is read seq_cst, pairing with
+ * gba_trigger_queue (ntriggers += 1, then read the values): one of the
+ * two always sees the other, so no trigger is missed.
  */
 static inline void gba_cntr_changed(struct gba_cntr *cntr)
 {
@@ -36,17 +37,39 @@ void gba_cntr_inc(struct gba_cntr *cntr)
 /* gba_cntr_inc_err - error value += 1 (an operation failed). */
 void gba_cntr_inc_err(struct gba_cntr *cntr)
 {
-	atomic_fetch_add_explicit(&cntr->err, 1, memory_order_release);
+	atomic_fetch_add_explicit(&cntr->err, 1, memory_order_seq_cst);
 	gba_cntr_changed(cntr);
 }
 
 /*
- * Progress every endpoint bound to @cntr once; *@pending (if not
- * NULL) is set when one has work in flight.
+ * gba_cntr_inc_release - value (or, with @err, error value) += 1, then
+ * drop the reference deferred work held so that the counter could not
+ * close before this completion (gba_work_end).
+ */
+void gba_cntr_inc_release(struct gba_cntr *cntr, bool err)
+{
+	if (err)
+		gba_cntr_inc_err(cntr);
+	else
+		gba_cntr_inc(cntr);
+	atomic_fetch_sub(&cntr->ref, 1);
+}
+
+/*
+ * Progress every endpoint bound to @cntr once (every endpoint of the
+ * domain if deferred work names the counter); *@pending (if not NULL)
+ * is set when one has work in flight.
  */
 static void gba_cntr_progress(struct gba_cntr *cntr, bool *pending)
 {
 	size_t i;
+
+	if (atomic_load_explicit(&cntr->domain_progress,
+				 memory_order_relaxed)) {
+		gba_progress_domain(cntr->domain);
+		if (pending)
+			*pending = true;
+	}
 
 	gba_lock_acquire(&cntr->ep_lock);
 	for (i = 0; i < cntr->neps; i++) {
@@ -120,7 +143,7 @@ static int gba_cntr_adderr(struct fid_cntr *cntr_fid, uint64_t value)
 	struct gba_cntr *cntr =
 		container_of(cntr_fid, struct gba_cntr, cntr_fid);
 
-	atomic_fetch_add_explicit(&cntr->err, value, memory_order_release);
+	atomic_fetch_add_explicit(&cntr->err, value, memory_order_seq_cst);
 	gba_cntr_changed(cntr);
 	return 0;
 }
@@ -131,7 +154,7 @@ static int gba_cntr_seterr(struct fid_cntr *cntr_fid, uint64_t value)
 	struct gba_cntr *cntr =
 		container_of(cntr_fid, struct gba_cntr, cntr_fid);
 
-	atomic_store_explicit(&cntr->err, value, memory_order_release);
+	atomic_store_explicit(&cntr->err, value, memory_order_seq_cst);
 	gba_cntr_changed(cntr);
 	return 0;
 }
@@ -242,7 +265,8 @@ void gba_cntr_del_ep(struct gba_cntr *cntr, struct gba_ep *ep)
 }
 
 /*
- * fi_close(3) on a counter: -FI_EBUSY while endpoints are bound;
+ * fi_close(3) on a counter: -FI_EBUSY while endpoints are bound or
+ * deferred work names it as its completion or target counter;
  * drains queued triggered operations.  Returns 0 or -FI_EBUSY.
  */
 static int gba_cntr_close(struct fid *fid)
@@ -252,7 +276,8 @@ static int gba_cntr_close(struct fid *fid)
 
 	if (atomic_load(&cntr->ref)) {
 		FI_WARN(&gba_prov, FI_LOG_CNTR,
-			"counter still bound (%d endpoint bindings)\n",
+			"counter still in use (%d endpoint bindings and "
+			"deferred operations naming it)\n",
 			atomic_load(&cntr->ref));
 		return -FI_EBUSY;
 	}
@@ -394,6 +419,7 @@ int gba_cntr_open(struct fid_domain *domain_fid, struct fi_cntr_attr *attr,
 	atomic_init(&cntr->value, 0);
 	atomic_init(&cntr->err, 0);
 	atomic_init(&cntr->ntriggers, 0);
+	atomic_init(&cntr->domain_progress, false);
 	TAILQ_INIT(&cntr->triggers);
 	cntr->cntr_fid.fid.fclass = FI_CLASS_CNTR;
 	cntr->cntr_fid.fid.context = context;

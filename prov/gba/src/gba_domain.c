@@ -1,11 +1,12 @@
 /*
  * libfabric "gba" provider: domain (fi_domain(3)).
  *
- * A domain owns the MR key map and, from the first collective join on,
- * an open GBA device.  Every child object (AV, CQ, counter, MR, endpoint)
- * holds a reference; fi_close on a domain with children returns
- * -FI_EBUSY.  fi_query_atomic / fi_query_collective are gba_atomic.c's
- * and gba_coll.c's.
+ * A domain owns the MR key map, the deferred work queue (gba_deferred.c),
+ * the list of its endpoints for domain-wide progress (gba_progress.c)
+ * and, from the first collective join on, an open GBA device.  Every child
+ * object (AV, CQ, counter, MR, endpoint) holds a reference; fi_close on a
+ * domain with children returns -FI_EBUSY.  fi_query_atomic /
+ * fi_query_collective are gba_atomic.c's and gba_coll.c's.
  */
 #include "config.h"
 
@@ -30,6 +31,8 @@ static int gba_domain_close(struct fid *fid)
 			atomic_load(&domain->ref));
 		return -FI_EBUSY;
 	}
+	gba_progress_fini(domain);
+	gba_work_fini(domain);
 	if (domain->eq)
 		atomic_fetch_sub(&domain->eq->ref, 1);
 	if (domain->dev)
@@ -165,7 +168,7 @@ static struct fi_ops gba_domain_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = gba_domain_close,
 	.bind = gba_domain_bind,
-	.control = gba_no_control,
+	.control = gba_domain_control,
 	.ops_open = gba_domain_ops_open,
 };
 
@@ -195,8 +198,10 @@ static struct fi_ops_mr gba_domain_mr_ops = {
  * gba_domain_open - fi_domain(3).
  * @fabric: a gba fabric.
  * @info: an fi_info from fi_getinfo (possibly edited); checked again.
+ * domain_attr->data_progress FI_PROGRESS_AUTO starts a progress thread
+ * (gba_progress.c); unspecified takes FI_GBA_PROGRESS.
  * Returns 0, -FI_EINVAL (NULL arguments, info the provider cannot meet),
- * -FI_ENOMEM.
+ * -FI_ENOMEM, -FI_EAGAIN (no progress thread).
  */
 int gba_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		    struct fid_domain **domain, void *context)
@@ -220,7 +225,7 @@ int gba_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		return -FI_ENOMEM;
 
 	dom->threading = FI_THREAD_SAFE;
-	dom->data_progress = FI_PROGRESS_MANUAL;
+	dom->data_progress = gba_params.progress;
 	dom->control_progress = FI_PROGRESS_MANUAL;
 	dom->av_type = FI_AV_UNSPEC;
 	mr_mode = 0;
@@ -242,7 +247,9 @@ int gba_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		dom->mr_mode = 0;
 	else
 		dom->mr_mode = mr_mode & (FI_MR_PROV_KEY | FI_MR_VIRT_ADDR);
-	dom->locking = gba_threading_locks(dom->threading);
+	/* a progress thread shares every object with the application */
+	dom->locking = gba_threading_locks(dom->threading) ||
+		       dom->data_progress == FI_PROGRESS_AUTO;
 	dom->caps = info->caps ? info->caps : GBA_CAPS;
 	dom->api_version = fabric->api_version;
 	dom->next_key = 1;
@@ -252,10 +259,14 @@ int gba_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	atomic_init(&dom->nmr, 0);
 	atomic_init(&dom->nep, 0);
 	ret = gba_lock_init(&dom->lock, dom->locking);
-	if (ret) {
-		free(dom);
-		return ret;
-	}
+	if (ret)
+		goto err_free;
+	ret = gba_work_init(dom);
+	if (ret)
+		goto err_lock;
+	ret = gba_progress_init(dom);
+	if (ret)
+		goto err_work;
 	dom->fabric = fab;
 	dom->domain_fid.fid.fclass = FI_CLASS_DOMAIN;
 	dom->domain_fid.fid.context = context;
@@ -263,17 +274,36 @@ int gba_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	dom->domain_fid.ops = &gba_domain_ops;
 	dom->domain_fid.mr = &gba_domain_mr_ops;
 	atomic_fetch_add(&fab->ref, 1);
-	FI_INFO(&gba_prov, FI_LOG_DOMAIN,
-		"domain opened: threading %s (%s), mr_mode %s, progress "
-		"control %s data %s\n",
-		fi_tostr(&dom->threading, FI_TYPE_THREADING),
-		dom->locking ? "locked" : "lock-free",
-		dom->mr_mode ? fi_tostr(&dom->mr_mode, FI_TYPE_MR_MODE)
-			     : "user keys, offsets",
-		fi_tostr(&dom->control_progress, FI_TYPE_PROGRESS),
-		fi_tostr(&dom->data_progress, FI_TYPE_PROGRESS));
+	if (fi_log_enabled(&gba_prov, FI_LOG_INFO, FI_LOG_DOMAIN)) {
+		/* fi_tostr's buffer is shared: one per value */
+		char thr[64], mr[128], cp[64], dp[64];
+
+		FI_INFO(&gba_prov, FI_LOG_DOMAIN,
+			"domain opened: threading %s (%s), mr_mode %s, "
+			"progress control %s data %s%s\n",
+			fi_tostr_r(thr, sizeof(thr), &dom->threading,
+				   FI_TYPE_THREADING),
+			dom->locking ? "locked" : "lock-free",
+			dom->mr_mode ? fi_tostr_r(mr, sizeof(mr), &dom->mr_mode,
+						  FI_TYPE_MR_MODE)
+				     : "user keys, offsets",
+			fi_tostr_r(cp, sizeof(cp), &dom->control_progress,
+				   FI_TYPE_PROGRESS),
+			fi_tostr_r(dp, sizeof(dp), &dom->data_progress,
+				   FI_TYPE_PROGRESS),
+			dom->data_progress == FI_PROGRESS_AUTO
+				? " (progress thread)"
+				: "");
+	}
 	*domain = &dom->domain_fid;
 	return 0;
+err_work:
+	gba_work_fini(dom);
+err_lock:
+	gba_lock_destroy(&dom->lock);
+err_free:
+	free(dom);
+	return ret;
 }
 
 /*

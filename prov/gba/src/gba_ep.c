@@ -198,8 +198,16 @@ bool gba_ep_tx_has_space(struct gba_ep *ep)
 int gba_ep_tx_complete(struct gba_ep *ep, enum gba_cntr_slot slot,
 		       uint64_t flags, void *context, size_t len)
 {
+	struct gba_cntr *comp;
 	int ret = 0;
 
+	if (flags & GBA_FLAG_DEFERRED) {
+		if (gba_work_end(context, &flags, &context, &comp))
+			ret = gba_ep_tx_complete(ep, slot, flags, context, len);
+		if (comp)
+			gba_cntr_inc_release(comp, false);
+		return ret;
+	}
 	if (ep->tx_cq && (!ep->tx_selective || (flags & FI_COMPLETION)))
 		ret = gba_cq_write(ep->tx_cq, context, flags & GBA_CQ_FLAGS,
 				   len, NULL, 0, 0, FI_ADDR_NOTAVAIL);
@@ -216,8 +224,23 @@ int gba_ep_tx_error(struct gba_ep *ep, enum gba_cntr_slot slot, uint64_t flags,
 		    void *context, int err, int prov_errno,
 		    const void *err_data, size_t err_data_size)
 {
+	struct gba_cntr *comp;
 	int ret = 0;
 
+	if (flags & GBA_FLAG_DEFERRED) {
+		if (gba_work_end(context, &flags, &context, &comp))
+			ret = gba_ep_tx_error(ep, slot, flags, context, err,
+					      prov_errno, err_data,
+					      err_data_size);
+		else
+			FI_INFO(&gba_prov, FI_LOG_EP_DATA,
+				"deferred operation %p completes in error: "
+				"%s\n",
+				context, fi_strerror(err));
+		if (comp)
+			gba_cntr_inc_release(comp, true);
+		return ret;
+	}
 	FI_INFO(&gba_prov, FI_LOG_EP_DATA,
 		"operation %p completes in error: %s\n", context,
 		fi_strerror(err));
@@ -231,22 +254,27 @@ int gba_ep_tx_error(struct gba_ep *ep, enum gba_cntr_slot slot, uint64_t flags,
 }
 
 /*
- * gba_ep_progress - drive barriers in flight (see gba_prov.h).  One
- * relaxed load when idle.
+ * gba_ep_progress - drive the engine, barriers in flight and deferred
+ * work waiting for room (see gba_prov.h).  A few relaxed loads when
+ * idle.  Returns the engine entries handled.
  */
-void gba_ep_progress(struct gba_ep *ep)
+int gba_ep_progress(struct gba_ep *ep)
 {
 	bool token;
+	int n = 0;
 
 	if (ep->fab) {
 		token = gba_ep_data_lock(ep);
-		gba_fab_progress(ep->fab);
+		n = gba_fab_progress(ep->fab);
 		if (!LIST_EMPTY(&ep->swcs))
 			gba_swc_progress(ep);
 		gba_ep_data_unlock(ep, token);
 	}
 	if (atomic_load_explicit(&ep->pending, memory_order_relaxed))
 		gba_coll_progress(ep);
+	if (atomic_load_explicit(&ep->domain->nretry, memory_order_relaxed))
+		gba_work_retry(ep->domain);
+	return n > 0 ? n : 0;
 }
 
 /* ---- binds ------------------------------------------------------------ */
@@ -511,8 +539,10 @@ static int gba_ep_close(struct fid *fid)
 	struct gba_ep *ep = container_of(fid, struct gba_ep, ep_fid.fid);
 	size_t i;
 
+	gba_progress_del_ep(ep->domain, ep);
 	gba_ep_close_mcs(ep);
 	gba_trigger_drain_ep(ep);
+	gba_work_close_ep(ep);
 
 	pthread_mutex_lock(&gba_ep_registry_lock);
 	LIST_REMOVE(ep, registry);
@@ -799,11 +829,12 @@ int gba_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 	if (ret)
 		goto err_lock;
 	ret = gba_peer_open(ep);
+	if (ret)
+		goto err_registry;
+	ret = gba_progress_add_ep(domain, ep);
 	if (ret) {
-		pthread_mutex_lock(&gba_ep_registry_lock);
-		LIST_REMOVE(ep, registry);
-		pthread_mutex_unlock(&gba_ep_registry_lock);
-		goto err_lock;
+		gba_peer_close(ep);
+		goto err_registry;
 	}
 
 	ep->ep_fid.fid.fclass = FI_CLASS_EP;
@@ -827,6 +858,10 @@ int gba_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 	}
 	return 0;
 
+err_registry:
+	pthread_mutex_lock(&gba_ep_registry_lock);
+	LIST_REMOVE(ep, registry);
+	pthread_mutex_unlock(&gba_ep_registry_lock);
 err_lock:
 	gba_lock_destroy(&ep->lock);
 err_free:

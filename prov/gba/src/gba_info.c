@@ -195,9 +195,14 @@ static bool gba_progress_valid(enum fi_progress p)
 /*
  * gba_mr_mode - the mr_mode returned for an application that supports
  * @hint_mode at API @version, or -1 if it cannot be met.  The provider
- * requires no mode; it uses FI_MR_PROV_KEY and FI_MR_VIRT_ADDR when the
- * application supports them and user keys / offsets otherwise.  The
- * FI_MR_BASIC and FI_MR_SCALABLE (v1.0) names are honoured as such.
+ * requires no mode; it uses FI_MR_PROV_KEY when the application supports
+ * it, and FI_MR_VIRT_ADDR only together with FI_MR_PROV_KEY (the two
+ * classic modes: provider keys with virtual addresses, as FI_MR_BASIC,
+ * or user keys with offsets, as FI_MR_SCALABLE).  An application that
+ * chooses its keys thus addresses regions by offset, as fi_mr(3) lets
+ * a provider decide ("a provider will clear an mr_mode bit if it is not
+ * needed"; stock fi_rdm_deferred_wq relies on it).  The FI_MR_BASIC and
+ * FI_MR_SCALABLE (v1.0) names are honoured as such.
  */
 static int64_t gba_mr_mode(uint32_t version, int hint_mode)
 {
@@ -216,6 +221,8 @@ static int64_t gba_mr_mode(uint32_t version, int hint_mode)
 		return (hint_mode & ~FI_MR_BASIC) ? -1 : FI_MR_BASIC;
 	if (hint_mode & FI_MR_SCALABLE)
 		return (hint_mode & ~FI_MR_SCALABLE) ? -1 : FI_MR_SCALABLE;
+	if (!(hint_mode & FI_MR_PROV_KEY))
+		return 0;
 	return hint_mode & (FI_MR_PROV_KEY | FI_MR_VIRT_ADDR);
 }
 
@@ -643,7 +650,7 @@ static struct fi_info *gba_info_alloc(uint32_t version,
 						      : FI_PROGRESS_MANUAL;
 	info->domain_attr->data_progress = hd && hd->data_progress
 						   ? hd->data_progress
-						   : FI_PROGRESS_MANUAL;
+						   : gba_params.progress;
 	info->domain_attr->resource_mgmt =
 		hd && hd->resource_mgmt ? hd->resource_mgmt : FI_RM_ENABLED;
 	info->domain_attr->av_type =

@@ -12,6 +12,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "gba_prov.h"
 
@@ -21,6 +22,7 @@ struct gba_params gba_params = {
 	.cq_size = GBA_CQ_DEF_SIZE,
 	.eq_size = GBA_EQ_DEF_SIZE,
 	.barrier_timeout_ms = -1,
+	.progress = FI_PROGRESS_MANUAL,
 };
 
 /*
@@ -78,6 +80,14 @@ static void gba_read_params(void)
 		"Barrier completion timeout in milliseconds; the barrier "
 		"completes with FI_ETIMEDOUT after it. -1 waits forever "
 		"(default: -1)");
+	fi_param_define(
+		&gba_prov, "progress", FI_PARAM_STRING,
+		"Data progress of domains that do not ask for one: "
+		"\"manual\" (CQ and counter reads and waits progress; no "
+		"helper thread) or \"auto\" (a progress thread per domain "
+		"runs triggered and deferred work while the host computes; "
+		"FI_PROGRESS_AUTO in the hints does the same) "
+		"(default: manual)");
 
 	if (!fi_param_get_str(&gba_prov, "device", &str) && str && *str) {
 		gba_params.device = strdup(str);
@@ -88,6 +98,16 @@ static void gba_read_params(void)
 	}
 	if (!fi_param_get_bool(&gba_prov, "offload", &ival))
 		gba_params.offload = !!ival;
+	str = NULL;
+	if (!fi_param_get_str(&gba_prov, "progress", &str) && str) {
+		if (!strcasecmp(str, "auto"))
+			gba_params.progress = FI_PROGRESS_AUTO;
+		else if (strcasecmp(str, "manual"))
+			FI_WARN(&gba_prov, FI_LOG_CORE,
+				"FI_GBA_PROGRESS=%s invalid (manual or auto), "
+				"using manual\n",
+				str);
+	}
 	if (!fi_param_get_size_t(&gba_prov, "cq_size", &sval)) {
 		if (sval >= 1 && sval <= GBA_CQ_MAX_SIZE)
 			gba_params.cq_size = sval;
@@ -117,10 +137,11 @@ static void gba_read_params(void)
 	}
 	FI_INFO(&gba_prov, FI_LOG_CORE,
 		"device=%s offload=%d cq_size=%zu eq_size=%zu "
-		"barrier_timeout=%d ms\n",
+		"barrier_timeout=%d ms progress=%s\n",
 		gba_params.device ? gba_params.device : "(default)",
 		gba_params.offload, gba_params.cq_size, gba_params.eq_size,
-		gba_params.barrier_timeout_ms);
+		gba_params.barrier_timeout_ms,
+		fi_tostr(&gba_params.progress, FI_TYPE_PROGRESS));
 }
 
 /*

@@ -84,6 +84,7 @@ int gba_msg_init(struct gba_ep *ep)
 
 void gba_msg_fini(struct gba_ep *ep)
 {
+	struct gba_rx_entry *re;
 	struct gba_unexp *u;
 	size_t i;
 
@@ -93,6 +94,9 @@ void gba_msg_fini(struct gba_ep *ep)
 			gba_fab_rx_done(ep->fab, u->rx, -ECANCELED);
 			free(u);
 		}
+		TAILQ_FOREACH(re, &ep->posted[i], entry)
+			if (re->flags & GBA_FLAG_DEFERRED)
+				gba_work_drop(re->context);
 		TAILQ_INIT(&ep->posted[i]);
 	}
 	free(ep->rx_entries);
@@ -300,8 +304,9 @@ static ssize_t gba_msg_post(struct gba_ep *ep, const struct gba_msg_rx_args *a,
 	tmp.src = (ep->caps & FI_DIRECTED_RECV) ? a->src : FI_ADDR_UNSPEC;
 	tmp.tag = a->tag;
 	tmp.ignore = a->ignore;
-	tmp.flags = (a->flags & (FI_COMPLETION | FI_MULTI_RECV)) | FI_RECV |
-		    (a->tagged ? FI_TAGGED : FI_MSG);
+	tmp.flags = (a->flags &
+		     (FI_COMPLETION | FI_MULTI_RECV | GBA_FLAG_DEFERRED)) |
+		    FI_RECV | (a->tagged ? FI_TAGGED : FI_MSG);
 	tmp.context = a->context;
 
 	token = gba_ep_data_lock(ep);
@@ -633,6 +638,26 @@ static ssize_t gba_trecvmsg(struct fid_ep *ep, const struct fi_msg_tagged *msg,
 	return gba_msg_recv(ep, &a);
 }
 
+/*
+ * gba_msg_recv_submit - post the receive @msg (tag and ignore used when
+ * @tagged) with @flags, already checked by the caller (deferred work).
+ * Returns as fi_trecvmsg(3).
+ */
+ssize_t gba_msg_recv_submit(struct fid_ep *ep, const struct fi_msg_tagged *msg,
+			    uint64_t flags, bool tagged)
+{
+	struct gba_msg_rx_args a = {msg->msg_iov,
+				    msg->iov_count,
+				    msg->addr,
+				    tagged ? msg->tag : 0,
+				    tagged ? msg->ignore : 0,
+				    flags,
+				    msg->context,
+				    tagged};
+
+	return gba_msg_recv(ep, &a);
+}
+
 /* ---- Send verbs ------------------------------------------------------------- */
 
 /*
@@ -723,6 +748,19 @@ static ssize_t gba_msg_send(struct fid_ep *ep_fid, const struct iovec *iov,
 				       dest, tag, 0, data, flags, context);
 	return gba_msg_send_do(ep, iov, count, len, dest, tag, data, flags,
 			       context, tagged);
+}
+
+/*
+ * gba_msg_send_submit - send @msg (its tag when @tagged) with @flags,
+ * already checked by the caller (deferred work).  Returns as
+ * fi_tsendmsg(3).
+ */
+ssize_t gba_msg_send_submit(struct fid_ep *ep, const struct fi_msg_tagged *msg,
+			    uint64_t flags, bool tagged)
+{
+	return gba_msg_send(ep, msg->msg_iov, msg->iov_count, msg->addr,
+			    tagged ? msg->tag : 0, msg->data, flags,
+			    msg->context, tagged);
 }
 
 static inline uint64_t gba_msg_tx_opflags(struct fid_ep *ep_fid)

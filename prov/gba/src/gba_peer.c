@@ -230,8 +230,12 @@ void gba_peer_close(struct gba_ep *ep)
 	gba_swc_fini(ep);
 	gba_fab_ep_close(ep->fab);
 	ep->fab = NULL;
-	for (i = 0; i < GBA_TX_SIZE; i++)
+	for (i = 0; i < GBA_TX_SIZE; i++) {
 		free(ep->tx_reqs[i].bounce);
+		/* in flight when the endpoint closed: never completes */
+		if (ep->tx_reqs[i].flags & GBA_FLAG_DEFERRED)
+			gba_work_drop(ep->tx_reqs[i].context);
+	}
 	free(ep->tx_reqs);
 }
 
@@ -307,6 +311,7 @@ struct gba_tx_req *gba_tx_req_get(struct gba_ep *ep)
 void gba_tx_req_put(struct gba_ep *ep, struct gba_tx_req *req)
 {
 	req->coll_op = NULL;
+	req->flags = 0; /* free: gba_peer_close skips it */
 	req->next_free = ep->tx_free;
 	ep->tx_free = req;
 }
@@ -317,6 +322,16 @@ void gba_ep_rx_complete(struct gba_ep *ep, int err, void *context,
 			uint64_t flags, size_t len, void *buf, uint64_t data,
 			uint64_t tag, fi_addr_t src, size_t olen)
 {
+	struct gba_cntr *comp;
+
+	if (flags & GBA_FLAG_DEFERRED) {
+		if (gba_work_end(context, &flags, &context, &comp))
+			gba_ep_rx_complete(ep, err, context, flags, len, buf,
+					   data, tag, src, olen);
+		if (comp)
+			gba_cntr_inc_release(comp, err != 0);
+		return;
+	}
 	if (err) {
 		if (ep->rx_cq)
 			gba_cq_write_error(ep->rx_cq, context,

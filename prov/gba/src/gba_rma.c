@@ -321,9 +321,12 @@ static inline struct gba_ep *gba_rma_ep(struct fid_ep *ep_fid)
 	return gba_ep_of(ep_fid);
 }
 
-/* fi_writemsg / fi_readmsg: validate flags, then run or queue. */
-static ssize_t gba_rma_msg(struct fid_ep *ep_fid, bool write,
-			   const struct fi_msg_rma *msg, uint64_t flags)
+/*
+ * gba_rma_submit - fi_writemsg / fi_readmsg with @flags already checked
+ * (see gba_prov.h): the message's shape, then run or queue.
+ */
+ssize_t gba_rma_submit(struct fid_ep *ep_fid, bool write,
+		       const struct fi_msg_rma *msg, uint64_t flags)
 {
 	struct gba_ep *ep = gba_rma_ep(ep_fid);
 	size_t len;
@@ -332,11 +335,6 @@ static ssize_t gba_rma_msg(struct fid_ep *ep_fid, bool write,
 	if (!ep || !msg)
 		return GBA_WARN_RET(FI_LOG_EP_DATA, -FI_EINVAL,
 				    "RMA msg: NULL argument\n");
-	if (flags & ~GBA_RMA_MSG_FLAGS)
-		return GBA_WARN_RET(
-			FI_LOG_EP_DATA, -FI_EBADFLAGS,
-			"RMA msg: flags 0x%llx not supported\n",
-			(unsigned long long)(flags & ~GBA_RMA_MSG_FLAGS));
 	if (!write && (flags & (FI_INJECT | FI_REMOTE_CQ_DATA)))
 		return GBA_WARN_RET(FI_LOG_EP_DATA, -FI_EINVAL,
 				    "fi_readmsg: FI_INJECT / "
@@ -353,6 +351,18 @@ static ssize_t gba_rma_msg(struct fid_ep *ep_fid, bool write,
 		return gba_rma_trigger(ep, write, msg, len, flags);
 	return gba_rma_do(ep, write, msg->msg_iov, msg->iov_count, msg->addr,
 			  msg->rma_iov, len, flags, msg->context, msg->data);
+}
+
+/* fi_writemsg / fi_readmsg: validate flags, then run or queue. */
+static ssize_t gba_rma_msg(struct fid_ep *ep_fid, bool write,
+			   const struct fi_msg_rma *msg, uint64_t flags)
+{
+	if (flags & ~GBA_RMA_MSG_FLAGS)
+		return GBA_WARN_RET(
+			FI_LOG_EP_DATA, -FI_EBADFLAGS,
+			"RMA msg: flags 0x%llx not supported\n",
+			(unsigned long long)(flags & ~GBA_RMA_MSG_FLAGS));
+	return gba_rma_submit(ep_fid, write, msg, flags);
 }
 
 /* Build the one-element iov / rma_iov of a contiguous verb and run it. */

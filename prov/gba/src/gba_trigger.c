@@ -10,6 +10,13 @@
  * the provider's progress (CQ and counter reads and waits) completing a
  * barrier.  No helper thread.
  *
+ * Deferred work (gba_deferred.c) shares the lists: its records manage
+ * their own memory (trig->discard), may have no endpoint (counter
+ * operations) and count the error value towards the threshold.
+ *
+ * Ownership (see gba_prov.h): @queued, under the counter's lock, says
+ * who owns a trigger.  Lock order: endpoint lock, then counter lock.
+ *
  * Chains: a trigger's completion bumps its endpoint's counter, which may
  * make further triggers due.  Each thread keeps a work list of counters
  * to examine; a fire that happens while the thread is already firing only
@@ -18,6 +25,7 @@
  */
 #include "config.h"
 
+#include <sched.h>
 #include <stdlib.h>
 
 #include "gba_prov.h"
@@ -92,14 +100,17 @@ int gba_trigger_queue(struct gba_cntr *cntr, uint64_t threshold,
 
 	trig->cntr = cntr;
 	trig->threshold = threshold;
-	gba_lock_acquire(&ep->lock);
-	TAILQ_INSERT_TAIL(&ep->triggers, trig, ep_entry);
-	gba_lock_release(&ep->lock);
-
+	if (ep)
+		gba_lock_acquire(&ep->lock);
 	gba_lock_acquire(&cntr->lock);
+	if (ep)
+		TAILQ_INSERT_TAIL(&ep->triggers, trig, ep_entry);
 	gba_trigger_insert(cntr, trig);
+	trig->queued = true;
 	atomic_fetch_add_explicit(&cntr->ntriggers, 1, memory_order_seq_cst);
 	gba_lock_release(&cntr->lock);
+	if (ep)
+		gba_lock_release(&ep->lock);
 
 	FI_DBG(&gba_prov, FI_LOG_EP_DATA,
 	       "trigger %p queued on counter %p at threshold %llu\n",
@@ -108,22 +119,58 @@ int gba_trigger_queue(struct gba_cntr *cntr, uint64_t threshold,
 	return 0;
 }
 
-/* Detach and return the first due trigger of @cntr, or NULL. */
+/* Unlink @trig from its counter's list (cntr->lock held): it is owned. */
+static void gba_trigger_claim(struct gba_trigger *trig)
+{
+	TAILQ_REMOVE(&trig->cntr->triggers, trig, cntr_entry);
+	trig->queued = false;
+	atomic_fetch_sub_explicit(&trig->cntr->ntriggers, 1,
+				  memory_order_relaxed);
+}
+
+/* Unlink an owned @trig from its endpoint's list, if it has one. */
+static void gba_trigger_unlink_ep(struct gba_trigger *trig)
+{
+	struct gba_ep *ep = trig->ep;
+
+	if (!ep)
+		return;
+	gba_lock_acquire(&ep->lock);
+	TAILQ_REMOVE(&ep->triggers, trig, ep_entry);
+	gba_lock_release(&ep->lock);
+}
+
+/* Dispose of an owned trigger that does not run. */
+static void gba_trigger_dispose(struct gba_trigger *trig)
+{
+	if (trig->discard)
+		trig->discard(trig);
+	else
+		free(trig);
+}
+
+/*
+ * Detach and return the first due trigger of @cntr, or NULL.  The list
+ * is sorted by threshold; a trigger counting the error value may be due
+ * before an earlier one that does not.
+ */
 static struct gba_trigger *gba_trigger_take(struct gba_cntr *cntr)
 {
 	struct gba_trigger *trig;
-	uint64_t value;
+	uint64_t value, err;
 
 	gba_lock_acquire(&cntr->lock);
 	value = atomic_load_explicit(&cntr->value, memory_order_seq_cst);
-	trig = TAILQ_FIRST(&cntr->triggers);
-	if (trig && trig->threshold <= value) {
-		TAILQ_REMOVE(&cntr->triggers, trig, cntr_entry);
-		atomic_fetch_sub_explicit(&cntr->ntriggers, 1,
-					  memory_order_relaxed);
-	} else {
-		trig = NULL;
+	err = atomic_load_explicit(&cntr->err, memory_order_seq_cst);
+	TAILQ_FOREACH(trig, &cntr->triggers, cntr_entry) {
+		if (trig->threshold > value + err)
+			trig = NULL; /* nothing further can be due */
+		if (!trig ||
+		    trig->threshold <= value + (trig->count_err ? err : 0))
+			break;
 	}
+	if (trig)
+		gba_trigger_claim(trig);
 	gba_lock_release(&cntr->lock);
 	return trig;
 }
@@ -132,18 +179,17 @@ static struct gba_trigger *gba_trigger_take(struct gba_cntr *cntr)
 static void gba_trigger_run_due(struct gba_cntr *cntr)
 {
 	struct gba_trigger *trig;
-	struct gba_ep *ep;
+	bool own_memory;
 
 	while ((trig = gba_trigger_take(cntr))) {
-		ep = trig->ep;
-		gba_lock_acquire(&ep->lock);
-		TAILQ_REMOVE(&ep->triggers, trig, ep_entry);
-		gba_lock_release(&ep->lock);
+		gba_trigger_unlink_ep(trig);
 		FI_DBG(&gba_prov, FI_LOG_EP_DATA,
 		       "trigger %p fires (threshold %llu)\n", (void *)trig,
 		       (unsigned long long)trig->threshold);
+		own_memory = trig->discard != NULL; /* run owns it */
 		trig->run(trig);
-		free(trig);
+		if (!own_memory)
+			free(trig);
 	}
 }
 
@@ -213,57 +259,79 @@ void gba_trigger_defer_end(bool outer)
 void gba_trigger_drain(struct gba_cntr *cntr)
 {
 	struct gba_trigger *trig;
-	struct gba_ep *ep;
 
 	for (;;) {
 		gba_lock_acquire(&cntr->lock);
 		trig = TAILQ_FIRST(&cntr->triggers);
-		if (trig) {
-			TAILQ_REMOVE(&cntr->triggers, trig, cntr_entry);
-			atomic_fetch_sub(&cntr->ntriggers, 1);
-		}
+		if (trig)
+			gba_trigger_claim(trig);
 		gba_lock_release(&cntr->lock);
 		if (!trig)
 			break;
-		ep = trig->ep;
-		gba_lock_acquire(&ep->lock);
-		TAILQ_REMOVE(&ep->triggers, trig, ep_entry);
-		gba_lock_release(&ep->lock);
+		gba_trigger_unlink_ep(trig);
 		FI_INFO(&gba_prov, FI_LOG_CNTR,
 			"counter closed: triggered operation %p (threshold "
 			"%llu) discarded\n",
 			(void *)trig, (unsigned long long)trig->threshold);
-		free(trig);
+		gba_trigger_dispose(trig);
 	}
 }
 
 /*
+ * Find and claim the first trigger of @ep's list that is still queued
+ * and matches @context (any if @any).  *@busy is set when a trigger
+ * being run by another thread is still on the list.  Unlinked from both
+ * lists; NULL if none.
+ */
+static struct gba_trigger *gba_trigger_claim_ep(struct gba_ep *ep, bool any,
+						void *context, bool *busy)
+{
+	struct gba_trigger *trig;
+	bool claimed = false;
+
+	gba_lock_acquire(&ep->lock);
+	TAILQ_FOREACH(trig, &ep->triggers, ep_entry) {
+		if (!any && trig->context != context)
+			continue;
+		gba_lock_acquire(&trig->cntr->lock);
+		claimed = trig->queued;
+		if (claimed)
+			gba_trigger_claim(trig);
+		gba_lock_release(&trig->cntr->lock);
+		if (claimed)
+			break;
+		*busy = true;
+	}
+	if (claimed)
+		TAILQ_REMOVE(&ep->triggers, trig, ep_entry);
+	gba_lock_release(&ep->lock);
+	return claimed ? trig : NULL;
+}
+
+/*
  * gba_trigger_drain_ep - discard every trigger @ep queued (endpoint
- * close).  Each is unlinked from its counter too.
+ * close).  Each is unlinked from its counter too; one being run by
+ * another thread is waited for (it leaves the list when it starts).
  */
 void gba_trigger_drain_ep(struct gba_ep *ep)
 {
 	struct gba_trigger *trig;
-	struct gba_cntr *cntr;
+	bool busy;
 
 	for (;;) {
-		gba_lock_acquire(&ep->lock);
-		trig = TAILQ_FIRST(&ep->triggers);
-		if (trig)
-			TAILQ_REMOVE(&ep->triggers, trig, ep_entry);
-		gba_lock_release(&ep->lock);
-		if (!trig)
-			break;
-		cntr = trig->cntr;
-		gba_lock_acquire(&cntr->lock);
-		TAILQ_REMOVE(&cntr->triggers, trig, cntr_entry);
-		atomic_fetch_sub(&cntr->ntriggers, 1);
-		gba_lock_release(&cntr->lock);
+		busy = false;
+		trig = gba_trigger_claim_ep(ep, true, NULL, &busy);
+		if (!trig) {
+			if (!busy)
+				break;
+			sched_yield();
+			continue;
+		}
 		FI_INFO(&gba_prov, FI_LOG_EP_CTRL,
 			"endpoint closed: triggered operation %p (threshold "
 			"%llu) discarded\n",
 			(void *)trig, (unsigned long long)trig->threshold);
-		free(trig);
+		gba_trigger_dispose(trig);
 	}
 }
 
@@ -275,24 +343,36 @@ void gba_trigger_drain_ep(struct gba_ep *ep)
 ssize_t gba_trigger_cancel(struct gba_ep *ep, void *context)
 {
 	struct gba_trigger *trig;
-	struct gba_cntr *cntr;
+	bool busy = false;
 
-	gba_lock_acquire(&ep->lock);
-	TAILQ_FOREACH(trig, &ep->triggers, ep_entry)
-		if (trig->context == context)
-			break;
-	if (trig)
-		TAILQ_REMOVE(&ep->triggers, trig, ep_entry);
-	gba_lock_release(&ep->lock);
+	trig = gba_trigger_claim_ep(ep, false, context, &busy);
 	if (!trig)
 		return -FI_ENOENT;
-	cntr = trig->cntr;
-	gba_lock_acquire(&cntr->lock);
-	TAILQ_REMOVE(&cntr->triggers, trig, cntr_entry);
-	atomic_fetch_sub(&cntr->ntriggers, 1);
-	gba_lock_release(&cntr->lock);
 	gba_ep_tx_error(ep, trig->slot, trig->flags, trig->context,
 			FI_ECANCELED, 0, NULL, 0);
-	free(trig);
+	gba_trigger_dispose(trig);
 	return 0;
+}
+
+/*
+ * gba_trigger_unqueue - claim @trig if it still waits (see gba_prov.h).
+ * Endpoint lock first, then the counter's, as everywhere.
+ */
+bool gba_trigger_unqueue(struct gba_trigger *trig)
+{
+	struct gba_ep *ep = trig->ep;
+	bool claimed;
+
+	if (ep)
+		gba_lock_acquire(&ep->lock);
+	gba_lock_acquire(&trig->cntr->lock);
+	claimed = trig->queued;
+	if (claimed)
+		gba_trigger_claim(trig);
+	gba_lock_release(&trig->cntr->lock);
+	if (claimed && ep)
+		TAILQ_REMOVE(&ep->triggers, trig, ep_entry);
+	if (ep)
+		gba_lock_release(&ep->lock);
+	return claimed;
 }
