@@ -5,8 +5,9 @@
 #     UCT level am_lat, put_lat, add_lat (-d gba -x gba vs -d memory
 #     -x posix); UCP level tag_lat, ucp_put_lat (UCX_TLS=gba,self vs
 #     posix,self);
-#   - bandwidth at 1 MiB: UCP tag_bw and stream_bw, same pairs;
-#   - shmem_barrier_all (oshrun, SPML-UCX) with 2 and 4 PEs, gba,self vs
+#   - bandwidth at 1 MiB: UCP tag_bw, stream_bw and ucp_put_bw, and tag_bw
+#     at 64 KiB, same pairs;
+#   - shmem_barrier_all (oshrun, SPML-UCX) with 2, 4 and 8 PEs, gba,self vs
 #     posix,self (bench/gba_bench_shmem_barrier.c, built here with oshcc).
 # Runs alternate between the two sides; the tables show medians of REPS
 # runs (default 3) and the ratio gba/posix.
@@ -101,13 +102,15 @@ echo "bandwidth, MB/s (target at 1 MiB: gba/posix >= 1.00)"
 printf "%-24s %12s %12s %9s\n" test gba posix gba/posix
 ucp "ucp tag_bw 1 MiB" 7 -t tag_bw -s 1048576 -n 2000
 ucp "ucp stream_bw 1 MiB" 7 -t stream_bw -s 1048576 -n 500
+ucp "ucp ucp_put_bw 1 MiB" 7 -t ucp_put_bw -s 1048576 -n 2000
+ucp "ucp tag_bw 64 KiB" 7 -t tag_bw -s 65536 -n 20000
 
 echo
 echo "== shmem_barrier_all (oshrun, SPML-UCX): gba,self vs posix,self"
 if command -v oshcc >/dev/null 2>&1 && command -v oshrun >/dev/null 2>&1 &&
    oshcc -O2 -o "$tmp/shb" "$top_srcdir/bench/gba_bench_shmem_barrier.c"; then
 	printf "%-24s %12s %12s %9s\n" "PEs" gba_us posix_us gba/posix
-	for np in 2 4; do
+	for np in 2 4 8; do
 		g= p= r=1
 		while [ $r -le "$reps" ]; do
 			for tls in gba,self posix,self; do

@@ -318,3 +318,17 @@ int gba_group_diag(const struct gba_group *cgrp, struct gba_group_diag *diag)
 	}
 	return 0;
 }
+
+const volatile uint64_t *gba_group_flag(const struct gba_group *cgrp,
+					uint64_t *iova)
+{
+	struct gba_group *grp = (struct gba_group *)cgrp;
+
+	if (!grp || !grp->dev)
+		return NULL;
+	if (iova)
+		*iova = grp->dev->ops->read64(grp->dev,
+					      GBA_GROUP_REG_BASE(grp->index) +
+					      GBA_RELEASE_ADDR(grp->member_id));
+	return (const volatile uint64_t *)grp->flag;
+}

@@ -23,12 +23,11 @@
 /* Check dead peers at most this often while operations are outstanding. */
 #define GBA_FAB_CHECK_NS (20ULL * 1000 * 1000)
 /*
- * Idle progress calls between two sched_yield: a long spin normally, a
- * short one once the endpoint talks to more processes than there are
- * online CPUs (they cannot all run at once).
+ * Idle progress calls between two sched_yield once the endpoint talks to
+ * more processes than there are online CPUs (they cannot all run at once;
+ * this process's own endpoints do not count); none before.
  */
-#define GBA_FAB_YIELD_POLLS 4096
-#define GBA_FAB_YIELD_POLLS_BUSY 16
+#define GBA_FAB_YIELD_POLLS 16
 /* Entries one progress call handles at most (bounded latency). */
 #define GBA_FAB_PROGRESS_BUDGET 64
 
@@ -80,7 +79,6 @@ int gba_fab_ep_open(const struct gba_fab_ep_attr *attr,
 	ep->ncpus = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN);
 	if (!ep->ncpus)
 		ep->ncpus = 1;
-	ep->yield_polls = GBA_FAB_YIELD_POLLS;
 
 	gba_fab_ring_reap();
 	ret = gba_fab_ring_create(&ep->addr, nslots, &ep->rx, &ep->rx_len);
@@ -128,6 +126,18 @@ const struct gba_addr *gba_fab_peer_addr(const struct gba_fab_peer *peer)
 	return &peer->addr;
 }
 
+/* Whether a peer of @ep lives in process @pid */
+static bool gba_fab_knows_pid(struct gba_fab_ep *ep, uint32_t pid)
+{
+	struct gba_fab_peer *peer, *tmp;
+
+	HASH_ITER(hh, ep->peers, peer, tmp) {
+		if (peer->addr.pid == pid)
+			return true;
+	}
+	return false;
+}
+
 int gba_fab_peer_get(struct gba_fab_ep *ep, const struct gba_addr *addr,
 		     struct gba_fab_peer **peerp)
 {
@@ -159,9 +169,11 @@ int gba_fab_peer_get(struct gba_fab_ep *ep, const struct gba_addr *addr,
 			return ret;
 		}
 	}
+	if (peer->addr.pid != ep->addr.pid && !gba_fab_knows_pid(ep, addr->pid))
+		ep->nprocs++;
 	HASH_ADD(hh, ep->peers, key, sizeof(peer->key), peer);
-	if (HASH_COUNT(ep->peers) + 1 > ep->ncpus)
-		ep->yield_polls = GBA_FAB_YIELD_POLLS_BUSY;
+	if (ep->nprocs + 1 > ep->ncpus)
+		ep->oversubscribed = true;
 	*peerp = peer;
 	return 0;
 }
@@ -333,6 +345,11 @@ static int peer_gone(const struct gba_fab_peer *peer)
 	       !gba_proc_slot_alive(peer->ring->owner_slot);
 }
 
+int gba_fab_peer_gone(const struct gba_fab_peer *peer)
+{
+	return peer && (peer->dead || peer_gone(peer));
+}
+
 /* Mark @peer dead and fail every operation outstanding there. */
 static void peer_died(struct gba_fab_ep *ep, struct gba_fab_peer *peer)
 {
@@ -399,9 +416,10 @@ int gba_fab_progress(struct gba_fab_ep *ep)
 	 * Nothing arrived.  The peers this endpoint waits for need the CPU
 	 * to answer: with more processes than cores (DESIGN.md section 3,
 	 * "Waiting") spinning starves them, so give the CPU away after a
-	 * spin (a short one when oversubscribed).
+	 * short spin.  With a core each, spin: a yield would hand the core to
+	 * whatever else runs on the host, for a whole time slice.
 	 */
-	if (++ep->idle_polls % ep->yield_polls == 0)
+	if (++ep->idle_polls % GBA_FAB_YIELD_POLLS == 0 && ep->oversubscribed)
 		sched_yield();
 	if ((!ep->nops && !ep->backlog) || (ep->idle_polls & 1023))
 		return n;

@@ -195,8 +195,9 @@ struct gba_fab_ep {
 	struct gba_fab_backlog *backlog, **backlog_tail;
 	size_t nbacklog;
 	uint32_t idle_polls;  /* progress calls since something arrived */
-	uint32_t yield_polls; /* idle calls between two sched_yield */
+	bool oversubscribed;  /* more processes than CPUs: yield when idle */
 	uint32_t ncpus;	      /* online CPUs */
+	uint32_t nprocs;      /* other processes among the peers */
 	uint64_t last_check_ns;
 };
 
@@ -246,11 +247,5 @@ void gba_fab_resp(struct gba_fab_ep *ep, const struct gba_fab_slot *slot);
 int gba_fab_cma(pid_t pid, bool write, const struct iovec *liov,
 		size_t lcount, const struct iovec *riov, size_t rcount,
 		size_t roff, size_t len);
-
-/* ---- gba_fab_atomic.c -------------------------------------------------- */
-
-int gba_fab_atomic_builtin(uint32_t op, uint32_t size, void *dst,
-			   const void *operand, const void *compare,
-			   void *result, size_t count);
 
 #endif /* GBA_FAB_PRIV_H */

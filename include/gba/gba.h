@@ -143,6 +143,21 @@ int gba_group_barrier(struct gba_group *grp);
  */
 void gba_group_ring(struct gba_group *grp, uint64_t doorbell);
 
+/*
+ * gba_group_flag - this member's release flag, the 64-bit word the switch
+ * stores released sequence numbers into (protocol step 3), for callers
+ * that poll it themselves (compare with gba_seq_reached(), then a read
+ * barrier; gba_group_test does the same plus error and dead-peer checks).
+ * @iova: if not NULL, receives RELEASE_ADDR[member_id] as programmed in
+ *        the group window (the flag's IOVA).
+ * Emu: the flag lives in the device image's flag area; hw: in the
+ * driver's DMA-mapped flag memory.  One cache line per member.  Valid
+ * until gba_group_leave.  Returns NULL (and leaves *@iova alone) for a
+ * NULL or left handle.
+ */
+const volatile uint64_t *gba_group_flag(const struct gba_group *grp,
+					uint64_t *iova);
+
 /* Diagnostics ----------------------------------------------------------- */
 
 struct gba_group_diag {

@@ -192,6 +192,13 @@ int gba_fab_peer_get(struct gba_fab_ep *ep, const struct gba_addr *addr,
 const struct gba_addr *gba_fab_peer_addr(const struct gba_fab_peer *peer);
 
 /*
+ * gba_fab_peer_gone - 1 if @peer's endpoint closed or its process died
+ * (it will never read its queue again), else 0.  Costs a system call: for
+ * slow paths (a resource a peer holds is overdue).
+ */
+int gba_fab_peer_gone(const struct gba_fab_peer *peer);
+
+/*
  * gba_fab_send - send a message of the bytes of @iov (@count entries,
  * at most GBA_FAB_MAX_IOV) with @tag, @data and front-end @flags.
  * Up to GBA_FAB_INLINE bytes are copied into the peer's queue: returns
@@ -246,9 +253,9 @@ size_t gba_fab_atomic_max_count(size_t elem_size, int compare);
  * outstanding) fail the operations of peers that died and drop the
  * answers waiting for their queues.  Returns the number of
  * queue entries handled (0: nothing arrived).  Hot path: when idle, one
- * load of the next slot; after thousands of idle calls in a row (16 when
- * the endpoint knows more peers than there are online CPUs) one
- * sched_yield, so that the peers it waits for get the CPU.
+ * load of the next slot; once the endpoint's peers live in more other
+ * processes than there are online CPUs, one sched_yield every 16 idle
+ * calls in a row, so that the peers it waits for get the CPU.
  */
 int gba_fab_progress(struct gba_fab_ep *ep);
 
@@ -280,6 +287,116 @@ struct gba_fab_rx *gba_fab_rx_hold(const struct gba_fab_rx *rx);
  */
 void gba_fab_rx_done(struct gba_fab_ep *ep, struct gba_fab_rx *rx,
 		     int status);
+
+
+/* Shared-memory regions ------------------------------------------------- */
+
+/*
+ * A region of memory its owner allocated so that peers of the same user on
+ * the same host can map it and reach it with CPU loads, stores and atomics
+ * (no queue, no target progress): an anonymous memory file kept open by
+ * the owner, which peers map through /proc/<pid>/fd/<fd>.  A page after the
+ * caller's bytes holds the region's cookie.  What a peer needs to attach
+ * is (pid, fd, len, cookie).
+ */
+struct gba_fab_seg {
+	void *addr;	/* start of the owner's mapping (page aligned) */
+	size_t len;	/* the caller's bytes, a multiple of the page size */
+	int fd;		/* the memory file, open while the region lives */
+	uint32_t pid;	/* the owner */
+	uint64_t cookie; /* no other region of the host carries it */
+};
+
+/*
+ * gba_fab_seg_alloc - allocate a region of at least @len bytes (rounded up
+ * to pages, zero-filled), at exactly @addr when it is not NULL (page
+ * aligned; @len plus one page there must be free: a mapping in the way is
+ * refused, never replaced).  Returns 0, or -EINVAL (NULL @seg, @len 0 or
+ * too large, unaligned @addr), -EEXIST (@addr in use), or the errno of
+ * memfd_create/ftruncate/mmap (-ENOMEM, -EMFILE, ...).
+ */
+int gba_fab_seg_alloc(size_t len, void *addr, struct gba_fab_seg *seg);
+
+/* gba_fab_seg_free - unmap and close a region; peers' mappings stay valid
+ * until they detach (and their idle cache lets it go). */
+void gba_fab_seg_free(struct gba_fab_seg *seg);
+
+/*
+ * gba_fab_seg_attach - the address in this process of the region process
+ * @pid holds as @fd with @cookie (at least @len bytes), mapping it on first
+ * use; later attaches of the same region reuse the mapping (a per-process
+ * cache, thread-safe).  Every successful attach is paired with a
+ * gba_fab_seg_detach.  @pid may be this process (a second mapping of its
+ * own region).  Returns 0, or -EINVAL (bad arguments), -ENOENT (@fd is not a region of
+ * @pid, or @pid is gone), -ESTALE (another region now has that file
+ * number), -ERANGE (the region is shorter than @len), -EACCES/-EPERM
+ * (another user; ptrace restrictions), -ENOMEM, or the errno of open/mmap.
+ */
+int gba_fab_seg_attach(uint32_t pid, int fd, size_t len, uint64_t cookie,
+		       void **addr);
+
+/* gba_fab_seg_detach - release an attach (@addr as it returned). */
+void gba_fab_seg_detach(void *addr);
+
+#define GBA_FAB_ATOMIC_ONE(type)                                               \
+	do {                                                                   \
+		type *d = dst, o = *(const type *)operand, old;                \
+		switch (op) {                                                  \
+		case GBA_FAB_AOP_ADD:                                          \
+			old = __atomic_fetch_add(d, o, __ATOMIC_SEQ_CST);      \
+			break;                                                 \
+		case GBA_FAB_AOP_AND:                                          \
+			old = __atomic_fetch_and(d, o, __ATOMIC_SEQ_CST);      \
+			break;                                                 \
+		case GBA_FAB_AOP_OR:                                           \
+			old = __atomic_fetch_or(d, o, __ATOMIC_SEQ_CST);       \
+			break;                                                 \
+		case GBA_FAB_AOP_XOR:                                          \
+			old = __atomic_fetch_xor(d, o, __ATOMIC_SEQ_CST);      \
+			break;                                                 \
+		case GBA_FAB_AOP_SWAP:                                         \
+			old = __atomic_exchange_n(d, o, __ATOMIC_SEQ_CST);     \
+			break;                                                 \
+		default: /* GBA_FAB_AOP_CSWAP */                               \
+			old = *(const type *)compare;                          \
+			__atomic_compare_exchange_n(d, &old, o, 0,             \
+						    __ATOMIC_SEQ_CST,          \
+						    __ATOMIC_SEQ_CST);         \
+			break;                                                 \
+		}                                                              \
+		if (result)                                                    \
+			*(type *)result = old;                                 \
+	} while (0)
+
+/*
+ * gba_fab_atomic_one - one element of the built-in executor (below), inline
+ * for the hot path of direct atomics: @op (enum gba_fab_atomic_op) on the
+ * @size-byte (4 or 8) integer at @dst, naturally aligned, with @operand
+ * and @compare (CSWAP only, not NULL then), the old value into @result
+ * (NULL: not fetched).  The caller has checked the arguments.
+ */
+static inline void gba_fab_atomic_one(uint32_t op, uint32_t size, void *dst,
+				      const void *operand, const void *compare,
+				      void *result)
+{
+	if (size == 4)
+		GBA_FAB_ATOMIC_ONE(uint32_t);
+	else
+		GBA_FAB_ATOMIC_ONE(uint64_t);
+}
+
+/*
+ * gba_fab_atomic_builtin - the engine's built-in executor, for memory this
+ * process reaches directly (its own, or a mapped region): @count elements
+ * of @size (4 or 8) bytes of @op (enum gba_fab_atomic_op) at @dst with
+ * @operand and @compare (CSWAP only), the old values into @result (NULL:
+ * not fetched), each element with one CPU atomic (sequentially
+ * consistent).  Returns 0, or -EINVAL (unknown @op or @size, CSWAP without
+ * @compare, misaligned @dst).
+ */
+int gba_fab_atomic_builtin(uint32_t op, uint32_t size, void *dst,
+			   const void *operand, const void *compare,
+			   void *result, size_t count);
 
 #ifdef __cplusplus
 }

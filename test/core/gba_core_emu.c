@@ -323,6 +323,33 @@ Test(emu, single_member_group)
 	gba_group_leave(a);
 }
 
+/* gba_group_flag: the word the switch stores into, at RELEASE_ADDR[m] */
+Test(emu, release_flag_pointer)
+{
+	struct gba_group *a = gba_t_join(dev, 8, 2, 1);
+	struct gba_group *b = gba_t_join(dev, 8, 2, 0);
+	const volatile uint64_t *flag;
+	uint64_t iova = 0;
+	uint8_t *img = gba_t_map_image();
+
+	flag = gba_group_flag(a, &iova);
+	cr_assert_not_null(flag);
+	cr_expect_eq(iova, GBA_FLAG_IOVA(gba_test_group_index(a), 1));
+	cr_expect_eq(iova, greg(a, GBA_RELEASE_ADDR(1)));
+	cr_expect_eq(gba_group_flag(a, NULL), flag);
+	cr_expect_eq(*flag, 0);
+	gba_group_arrive(a);
+	cr_expect_eq(*flag, 0, "released early");
+	gba_group_arrive(b);
+	cr_expect_eq(*flag, 1);
+	/* the same word as the image's flag area at that IOVA */
+	cr_expect_eq(gba_t_rd64(img, iova), 1);
+	munmap(img, GBA_EMU_IMAGE_SIZE);
+	gba_group_leave(a);
+	gba_group_leave(b);
+	cr_expect_null(gba_group_flag(NULL, &iova));
+}
+
 Test(emu, non_member_arrival_sets_error)
 {
 	struct gba_group *a = gba_t_join(dev, 7, 3, 0);

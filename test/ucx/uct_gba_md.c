@@ -4,8 +4,15 @@
  * its constructor registers): the component and its one memory domain,
  * UCX_GBA_DEVICE, md_query, registrations with distinct key ids, mkey_pack /
  * rkey_unpack / rkey_release carrying address, length and key id, errors;
- * the transport's one device and an interface with no capabilities whose
- * data operations and endpoint creation are refused.
+ * memory the md allocates in shared memory (fixed addresses included),
+ * mapped by another process through its remote key (uct_rkey_ptr) and
+ * written there; the transport's one device, an interface's capabilities
+ * and an endpoint to the interface itself: active messages of every kind
+ * delivered inside the send, direct (self) puts and atomics,
+ * accesses through the queue for restricted registrations, out-of-range
+ * accesses that touch nothing, and a fence that orders direct accesses
+ * after queued ones; large active messages holding chunks of the sender's
+ * transmit region, given back when their receiver closes.
  *
  * Usage: uct_gba_md [path of libuct_gba.so]
  * (default: $top_builddir/ucx/uct_gba/.libs/libuct_gba.so)
@@ -14,6 +21,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <ucs/async/async.h>
 #include <uct/api/uct.h>
@@ -67,12 +77,13 @@ static void test_md(uct_component_h component, uct_md_h md)
 
 	REQUIRE(uct_md_query(md, &attr) == UCS_OK);
 	CHECK(!strcmp(attr.component_name, "gba"));
-	CHECK(attr.cap.flags == (UCT_MD_FLAG_REG | UCT_MD_FLAG_NEED_RKEY));
+	CHECK(attr.cap.flags == (UCT_MD_FLAG_REG | UCT_MD_FLAG_NEED_RKEY |
+				 UCT_MD_FLAG_ALLOC | UCT_MD_FLAG_FIXED));
 	CHECK(attr.cap.reg_mem_types == UCS_BIT(UCS_MEMORY_TYPE_HOST));
 	CHECK(attr.cap.access_mem_types == UCS_BIT(UCS_MEMORY_TYPE_HOST));
-	CHECK(attr.cap.alloc_mem_types == 0);
-	CHECK(attr.rkey_packed_size == 24);
-	CHECK(sizeof(packed) == 24);
+	CHECK(attr.cap.alloc_mem_types == UCS_BIT(UCS_MEMORY_TYPE_HOST));
+	CHECK(attr.rkey_packed_size == sizeof(packed));
+	CHECK(sizeof(packed) == 52);
 
 	/* two registrations, two key ids */
 	for (i = 0; i < 2; i++)
@@ -98,6 +109,10 @@ static void test_md(uct_component_h component, uct_md_h md)
 		CHECK(rkey->address == packed.address);
 		CHECK(rkey->length == packed.length);
 		CHECK(rkey->key_id == packed.key_id);
+		/* registered, not allocated: no shared region; this process
+		 * reaches its own registrations directly */
+		CHECK(packed.seg_fd == -1 && packed.pid == (uint32_t)getpid());
+		CHECK(rkey->local == (uint8_t *)buf[i]);
 		CHECK(uct_rkey_release(component, &bundle) == UCS_OK);
 	}
 
@@ -112,8 +127,252 @@ static void test_md(uct_component_h component, uct_md_h md)
 		(void *)&bogus);
 	CHECK(uct_md_mem_dereg(md, &bogus) == UCS_ERR_INVALID_PARAM);
 
+	/* an allocation is not a registration, and the reverse */
+	fprintf(stderr, "(an error about memh %p is expected)\n", memh[0]);
+	CHECK(uct_md_mem_free(md, memh[0]) == UCS_ERR_INVALID_PARAM);
+
 	for (i = 0; i < 2; i++)
 		CHECK(uct_md_mem_dereg(md, memh[i]) == UCS_OK);
+}
+
+/* In a child process: map the region of @packed through its remote key,
+ * check it holds @expect at offset 8, store @value at offset 16; a key of
+ * registered memory (@packed_reg) has no direct access there */
+static int child_access(uct_component_h component,
+			const uct_gba_packed_rkey_t *packed,
+			const uct_gba_packed_rkey_t *packed_reg,
+			uint64_t expect, uint64_t value)
+{
+	uct_rkey_bundle_t bundle;
+	int bad = 0;
+	void *ptr;
+
+	if (uct_rkey_unpack(component, packed_reg, &bundle) != UCS_OK)
+		return 10;
+	bad |= uct_rkey_ptr(component, &bundle, packed_reg->address, &ptr) !=
+	       UCS_ERR_UNSUPPORTED;
+	uct_rkey_release(component, &bundle);
+
+	if (uct_rkey_unpack(component, packed, &bundle) != UCS_OK)
+		return 11;
+	bad |= ((const uct_gba_rkey_t *)bundle.rkey)->map == NULL;
+	bad |= uct_rkey_ptr(component, &bundle,
+			    packed->address + packed->length, &ptr) !=
+	       UCS_ERR_INVALID_ADDR;
+	if (uct_rkey_ptr(component, &bundle, packed->address + 8, &ptr) !=
+	    UCS_OK)
+		return 12;
+	bad |= *(uint64_t *)ptr != expect;
+	((uint64_t *)ptr)[1] = value;
+	uct_rkey_release(component, &bundle);
+	return bad ? 13 : 0;
+}
+
+static void test_alloc(uct_component_h component, uct_md_h md)
+{
+	static char reg[4096];
+	uct_gba_packed_rkey_t packed, packed_reg;
+	size_t page = sysconf(_SC_PAGESIZE), length;
+	uct_mem_h memh, memh_reg;
+	void *address, *hole;
+	int status;
+	pid_t pid;
+
+	/* shared memory, rounded up to pages */
+	length = 10000;
+	address = NULL;
+	REQUIRE(uct_md_mem_alloc(md, &length, &address, UCS_MEMORY_TYPE_HOST,
+				 UCT_MD_MEM_ACCESS_ALL, "test", &memh) ==
+		UCS_OK);
+	CHECK(length >= 10000 && length % page == 0);
+	CHECK(address != NULL && (uintptr_t)address % page == 0);
+	((uint64_t *)address)[1] = 0x5eed;
+	REQUIRE(uct_md_mkey_pack(md, memh, &packed) == UCS_OK);
+	CHECK(packed.address == (uintptr_t)address);
+	CHECK(packed.length == length);
+	CHECK(packed.seg_fd >= 0 && packed.direct == 1);
+	REQUIRE(uct_md_mem_reg(md, reg, sizeof(reg), UCT_MD_MEM_ACCESS_ALL,
+			       &memh_reg) == UCS_OK);
+	REQUIRE(uct_md_mkey_pack(md, memh_reg, &packed_reg) == UCS_OK);
+
+	/* another process maps it through the remote key and writes */
+	pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0)
+		_exit(child_access(component, &packed, &packed_reg, 0x5eed,
+				   0xfeedull << 32));
+	REQUIRE(waitpid(pid, &status, 0) == pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	CHECK(((uint64_t *)address)[2] == 0xfeedull << 32);
+
+	fprintf(stderr, "(an error about memh %p is expected)\n", memh);
+	CHECK(uct_md_mem_dereg(md, memh) == UCS_ERR_INVALID_PARAM);
+	CHECK(uct_md_mem_free(md, memh) == UCS_OK);
+	CHECK(uct_md_mem_dereg(md, memh_reg) == UCS_OK);
+
+	/* a fixed address: placed exactly there, never over a mapping */
+	hole = mmap(NULL, 4 * page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
+		    -1, 0);
+	REQUIRE(hole != MAP_FAILED);
+	address = hole;
+	length = page;
+	CHECK(uct_md_mem_alloc(md, &length, &address, UCS_MEMORY_TYPE_HOST,
+			       UCT_MD_MEM_ACCESS_ALL | UCT_MD_MEM_FLAG_FIXED |
+			       UCT_MD_MEM_FLAG_HIDE_ERRORS, "test", &memh) ==
+	      UCS_ERR_NO_MEMORY);
+	munmap(hole, 4 * page);
+	address = (char *)hole + page;
+	length = page;
+	REQUIRE(uct_md_mem_alloc(md, &length, &address, UCS_MEMORY_TYPE_HOST,
+				 UCT_MD_MEM_ACCESS_ALL | UCT_MD_MEM_FLAG_FIXED,
+				 "test", &memh) == UCS_OK);
+	CHECK(address == (char *)hole + page && length == page);
+	CHECK(uct_md_mem_free(md, memh) == UCS_OK);
+
+	/* bad allocations */
+	address = (char *)hole + 1;
+	length = page;
+	CHECK(uct_md_mem_alloc(md, &length, &address, UCS_MEMORY_TYPE_HOST,
+			       UCT_MD_MEM_FLAG_FIXED |
+			       UCT_MD_MEM_FLAG_HIDE_ERRORS, "test", &memh) ==
+	      UCS_ERR_INVALID_PARAM);
+	length = 0;
+	CHECK(uct_md_mem_alloc(md, &length, &address, UCS_MEMORY_TYPE_HOST,
+			       UCT_MD_MEM_FLAG_HIDE_ERRORS, "test", &memh) ==
+	      UCS_ERR_INVALID_PARAM);
+	length = page;
+	CHECK(uct_md_mem_alloc(md, &length, &address, UCS_MEMORY_TYPE_CUDA, 0,
+			       "test", &memh) == UCS_ERR_UNSUPPORTED);
+}
+
+/* Active messages to the interface itself: what the handler saw */
+static struct {
+	unsigned count;
+	size_t length;
+	unsigned char first, last;
+} self_am;
+
+static ucs_status_t self_am_handler(void *arg, void *data, size_t length,
+				    unsigned flags)
+{
+	self_am.count++;
+	self_am.length = length;
+	self_am.first = ((unsigned char *)data)[0];
+	self_am.last = ((unsigned char *)data)[length - 1];
+	return UCS_OK;
+}
+
+static size_t self_am_pack(void *dest, void *arg)
+{
+	size_t length = *(size_t *)arg;
+
+	memset(dest, 0x5a, length);
+	((unsigned char *)dest)[0] = 0x11;
+	return length;
+}
+
+/* The self path: the handler runs inside the send, for every kind */
+static void test_self_am(uct_iface_h iface, uct_ep_h ep)
+{
+	static unsigned char payload[20000];
+	uint64_t header = 0x33;
+	size_t length;
+	uct_iov_t iov;
+
+	REQUIRE(uct_iface_set_am_handler(iface, 3, self_am_handler, NULL, 0) ==
+		UCS_OK);
+	memset(payload, 0x77, sizeof(payload));
+	payload[sizeof(payload) - 1] = 0x99;
+	CHECK(uct_ep_am_short(ep, 3, header, payload, 100) == UCS_OK);
+	CHECK(self_am.count == 1 && self_am.length == 108 &&
+	      self_am.first == 0x33 && self_am.last == 0x77);
+	length = 10000;
+	CHECK(uct_ep_am_bcopy(ep, 3, self_am_pack, &length, 0) == 10000);
+	CHECK(self_am.count == 2 && self_am.length == 10000 &&
+	      self_am.first == 0x11 && self_am.last == 0x5a);
+	iov.buffer = payload;
+	iov.length = sizeof(payload);
+	iov.memh = UCT_MEM_HANDLE_NULL;
+	iov.stride = 0;
+	iov.count = 1;
+	CHECK(uct_ep_am_zcopy(ep, 3, &header, 1, &iov, 1, 0, NULL) == UCS_OK);
+	CHECK(self_am.count == 3 && self_am.length == sizeof(payload) + 1 &&
+	      self_am.first == 0x33 && self_am.last == 0x99);
+	CHECK(uct_iface_progress(iface) == 0); /* nothing went through the queue */
+}
+
+/* An endpoint from @iface to a new interface of @md; the interface in
+ * *@peer_p */
+static uct_ep_h ep_to_new_iface(uct_md_h md, uct_worker_h worker,
+				uct_iface_config_t *config, uct_iface_h iface,
+				uct_iface_h *peer_p)
+{
+	unsigned char dev[8], ifa[24];
+	uct_iface_params_t params;
+	uct_ep_params_t ep_params;
+	uct_ep_h ep;
+
+	memset(&params, 0, sizeof(params));
+	params.field_mask = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
+			    UCT_IFACE_PARAM_FIELD_DEVICE;
+	params.open_mode = UCT_IFACE_OPEN_MODE_DEVICE;
+	params.mode.device.tl_name = "gba";
+	params.mode.device.dev_name = "gba";
+	REQUIRE(uct_iface_open(md, worker, &params, config, peer_p) == UCS_OK);
+	REQUIRE(uct_iface_get_device_address(*peer_p,
+					    (uct_device_addr_t *)dev) == UCS_OK);
+	REQUIRE(uct_iface_get_address(*peer_p, (uct_iface_addr_t *)ifa) ==
+		UCS_OK);
+	memset(&ep_params, 0, sizeof(ep_params));
+	ep_params.field_mask = UCT_EP_PARAM_FIELD_IFACE |
+			       UCT_EP_PARAM_FIELD_DEV_ADDR |
+			       UCT_EP_PARAM_FIELD_IFACE_ADDR;
+	ep_params.iface = iface;
+	ep_params.dev_addr = (uct_device_addr_t *)dev;
+	ep_params.iface_addr = (uct_iface_addr_t *)ifa;
+	REQUIRE(uct_ep_create(&ep_params, &ep) == UCS_OK);
+	return ep;
+}
+
+/* Large am_bcopy messages take chunks of the sender's transmit region
+ * until their receiver has run the handler: a receiver that never does
+ * holds 16 and the 17th send is refused, until it closes and the sender
+ * takes its chunks back (within UCT_GBA_CHUNK_CHECK_MS of asking); then
+ * another receiver gets the message, the bytes intact */
+static void test_chunks(uct_md_h md, uct_worker_h worker,
+			uct_iface_config_t *config, uct_iface_h iface)
+{
+	size_t length = 10000;
+	uct_iface_h idle, other;
+	uct_ep_h to_idle, to_other;
+	ssize_t ret = 0;
+	int i;
+
+	to_idle = ep_to_new_iface(md, worker, config, iface, &idle);
+	to_other = ep_to_new_iface(md, worker, config, iface, &other);
+	REQUIRE(uct_iface_set_am_handler(other, 3, self_am_handler, NULL, 0) ==
+		UCS_OK);
+	for (i = 0; i < 16; i++)
+		CHECK(uct_ep_am_bcopy(to_idle, 3, self_am_pack, &length, 0) ==
+		      10000);
+	CHECK(uct_ep_am_bcopy(to_other, 3, self_am_pack, &length, 0) ==
+	      UCS_ERR_NO_RESOURCE);
+	uct_ep_destroy(to_idle);
+	uct_iface_close(idle);
+	for (i = 0; i < 100; i++) {
+		ret = uct_ep_am_bcopy(to_other, 3, self_am_pack, &length, 0);
+		if (ret != UCS_ERR_NO_RESOURCE)
+			break;
+		usleep(1000);
+	}
+	CHECK(ret == 10000);
+	self_am.count = 0;
+	for (i = 0; i < 100000 && !self_am.count; i++)
+		uct_iface_progress(other);
+	CHECK(self_am.count == 1 && self_am.length == 10000 &&
+	      self_am.first == 0x11 && self_am.last == 0x5a);
+	uct_ep_destroy(to_other);
+	uct_iface_close(other);
 }
 
 static void test_iface(uct_component_h component, uct_md_h md)
@@ -198,6 +457,7 @@ static void test_iface(uct_component_h component, uct_md_h md)
 		ep_params.dev_addr = (uct_device_addr_t *)dev;
 		ep_params.iface_addr = (uct_iface_addr_t *)ifa;
 		REQUIRE(uct_ep_create(&ep_params, &ep) == UCS_OK);
+		test_self_am(iface, ep);
 		REQUIRE(uct_md_mem_reg(md, &target, sizeof(target),
 				       UCT_MD_MEM_ACCESS_ALL, &memh) == UCS_OK);
 		rkey_buf = malloc(64);
@@ -222,11 +482,82 @@ static void test_iface(uct_component_h component, uct_md_h md)
 		     i++)
 			uct_iface_progress(iface);
 		CHECK(target == value + 1);
+
+		/* registrations that do not grant every access go through
+		 * the target's queue, which checks them: a put into memory
+		 * granting remote gets only is refused */
+		{
+			uint64_t guarded = 7, queued = 0, v1 = 11, v2 = 22;
+			uct_rkey_bundle_t rkey_ro, rkey_q;
+			uct_mem_h memh_ro, memh_q;
+			char kbuf[64];
+
+			REQUIRE(uct_md_mem_reg(md, &guarded, 8,
+					       UCT_MD_MEM_ACCESS_REMOTE_GET,
+					       &memh_ro) == UCS_OK);
+			REQUIRE(uct_md_mkey_pack(md, memh_ro, kbuf) == UCS_OK);
+			REQUIRE(uct_rkey_unpack(component, kbuf, &rkey_ro) ==
+				UCS_OK);
+			CHECK(((uct_gba_rkey_t *)rkey_ro.rkey)->local == NULL);
+			CHECK(uct_ep_put_short(ep, pattern, 8,
+					       (uintptr_t)&guarded,
+					       rkey_ro.rkey) == UCS_OK);
+			for (i = 0; i < 100000 &&
+				    uct_ep_flush(ep, 0, NULL) == UCS_INPROGRESS;
+			     i++)
+				uct_iface_progress(iface);
+			CHECK(guarded == 7);
+
+			/* a fence: the direct put after it waits for the
+			 * queued put before it */
+			REQUIRE(uct_md_mem_reg(md, &queued, 8,
+					       UCT_MD_MEM_ACCESS_REMOTE_PUT |
+					       UCT_MD_MEM_ACCESS_REMOTE_GET,
+					       &memh_q) == UCS_OK);
+			REQUIRE(uct_md_mkey_pack(md, memh_q, kbuf) == UCS_OK);
+			REQUIRE(uct_rkey_unpack(component, kbuf, &rkey_q) ==
+				UCS_OK);
+			CHECK(uct_ep_put_short(ep, &v1, 8, (uintptr_t)&queued,
+					       rkey_q.rkey) == UCS_OK);
+			CHECK(queued == 0); /* executed by the progress */
+			CHECK(uct_ep_fence(ep, 0) == UCS_OK);
+			CHECK(uct_ep_put_short(ep, &v2, 8, (uintptr_t)&target,
+					       rkey.rkey) == UCS_OK);
+			CHECK(target == value + 1);
+			for (i = 0; i < 100000 &&
+				    uct_ep_flush(ep, 0, NULL) == UCS_INPROGRESS;
+			     i++)
+				uct_iface_progress(iface);
+			CHECK(queued == v1 && target == v2);
+			/* the fence is over: direct again */
+			CHECK(uct_ep_put_short(ep, &v1, 8, (uintptr_t)&target,
+					       rkey.rkey) == UCS_OK);
+			CHECK(target == v1);
+			/* an iface fence works the same */
+			CHECK(uct_ep_put_short(ep, &v2, 8, (uintptr_t)&queued,
+					       rkey_q.rkey) == UCS_OK);
+			CHECK(uct_iface_fence(iface, 0) == UCS_OK);
+			CHECK(uct_ep_atomic64_post(ep, UCT_ATOMIC_OP_ADD, 1,
+						   (uintptr_t)&target,
+						   rkey.rkey) == UCS_OK);
+			CHECK(target == v1);
+			for (i = 0; i < 100000 &&
+				    uct_ep_flush(ep, 0, NULL) == UCS_INPROGRESS;
+			     i++)
+				uct_iface_progress(iface);
+			CHECK(queued == v2 && target == v1 + 1);
+			uct_rkey_release(component, &rkey_q);
+			uct_rkey_release(component, &rkey_ro);
+			CHECK(uct_md_mem_dereg(md, memh_q) == UCS_OK);
+			CHECK(uct_md_mem_dereg(md, memh_ro) == UCS_OK);
+			target = value + 1;
+		}
 		uct_rkey_release(component, &rkey);
 		free(rkey_buf);
 		uct_ep_destroy(ep);
 		CHECK(uct_md_mem_dereg(md, memh) == UCS_OK);
 	}
+	test_chunks(md, worker, config, iface);
 	CHECK(uct_iface_flush(iface, 0, NULL) == UCS_OK);
 	CHECK(uct_iface_progress(iface) == 0);
 
@@ -298,6 +629,7 @@ int main(int argc, char **argv)
 	CHECK(!strcmp(((uct_gba_md_t *)md)->device, "emu:/uct-gba-md-test"));
 
 	test_md(gba, md);
+	test_alloc(gba, md);
 	test_iface(gba, md);
 	uct_md_close(md);
 	uct_release_component_list(components);

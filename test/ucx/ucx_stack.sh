@@ -1,11 +1,14 @@
 #!/bin/sh
 # The stock UCX stack over the transport (libuct_gba.so preloaded):
 #   1. ucx_perftest UCT-level tests between two processes on device gba:
-#      am_lat, put_lat, add_lat, get (bcopy and zcopy), am_bw (bcopy and
-#      zcopy), put_bw (zcopy, 1 MiB);
+#      am_lat, put_lat, add_lat, get (bcopy and zcopy), am_bw (bcopy in the
+#      queue and in chunks, zcopy), put_bw (zcopy, 1 MiB); the one-sided ones on memory the md
+#      allocated (direct access) and on heap memory (UCX_GBA_ALLOC=heap:
+#      through the target's queue);
 #   2. ucx_perftest UCP-level tests with UCX_TLS=gba,self: tag_lat,
-#      ucp_put_lat, ucp_get, ucp_add (also with UCX_GBA_ASYNC_INTERVAL),
-#      stream_bw, tag_bw (1 MiB);
+#      ucp_put_lat, ucp_get, ucp_add (also on heap memory, UCX_ALLOC_PRIO=
+#      heap, without and with UCX_GBA_ASYNC_INTERVAL), stream_bw, tag_bw
+#      (1 MiB);
 #   3. bad UCX_GBA_* values: the interface refuses to open with a message
 #      naming the parameter (ucx_info -d), nothing crashes;
 #   4. Open MPI (pml ucx, UCX_TLS=gba,self): test/mpi/mpi_p2p with 2 and 4
@@ -70,8 +73,15 @@ perf "add_lat" -t add_lat $uct -n 20000
 perf "get bcopy 8 B" -t get $uct -D bcopy -s 8 -n 2000
 perf "get zcopy 64 KiB" -t get $uct -D zcopy -s 65536 -n 2000
 perf "am_bw bcopy 4000 B" -t am_bw $uct -D bcopy -s 4000 -n 20000
+perf "am_bw bcopy 64 KiB" -t am_bw $uct -D bcopy -s 65536 -n 20000
 perf "am_bw zcopy 64 KiB" -t am_bw $uct -D zcopy -s 65536 -n 5000
 perf "put_bw zcopy 1 MiB" -t put_bw $uct -D zcopy -s 1048576 -n 500
+export UCX_GBA_ALLOC=heap
+perf "put_lat 8 B, heap" -t put_lat $uct -n 20000
+perf "add_lat, heap" -t add_lat $uct -n 20000
+perf "get zcopy 64 KiB, heap" -t get $uct -D zcopy -s 65536 -n 500
+perf "put_bw zcopy 1 MiB, heap" -t put_bw $uct -D zcopy -s 1048576 -n 200
+unset UCX_GBA_ALLOC
 
 echo "== UCP level, UCX_TLS=gba,self"
 export UCX_TLS=gba,self
@@ -80,10 +90,13 @@ perf "tag_lat 64 KiB" -t tag_lat -s 65536 -n 2000
 perf "ucp_put_lat 8 B" -t ucp_put_lat -n 20000
 perf "ucp_get 64 KiB" -t ucp_get -s 65536 -n 500
 perf "ucp_add" -t ucp_add -n 5000
+export UCX_ALLOC_PRIO=heap
+perf "ucp_put_lat 8 B, heap" -t ucp_put_lat -n 20000
+perf "ucp_get 64 KiB, heap" -t ucp_get -s 65536 -n 200
 export UCX_GBA_ASYNC_INTERVAL=1ms
-perf "ucp_get 64 KiB, async progress" -t ucp_get -s 65536 -n 500
-perf "ucp_add, async progress" -t ucp_add -n 5000
-unset UCX_GBA_ASYNC_INTERVAL
+perf "ucp_get 64 KiB, heap, async progress" -t ucp_get -s 65536 -n 500
+perf "ucp_add, heap, async progress" -t ucp_add -n 5000
+unset UCX_GBA_ASYNC_INTERVAL UCX_ALLOC_PRIO
 perf "stream_bw 1 MiB" -t stream_bw -s 1048576 -n 200
 perf "tag_bw 1 MiB" -t tag_bw -s 1048576 -n 200
 

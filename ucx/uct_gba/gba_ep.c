@@ -168,12 +168,103 @@ static ucs_status_t uct_gba_iov_convert(const uct_iov_t *iov, size_t iovcnt,
 }
 
 
+/* Direct access (see gba_md.h) */
+
+/* Whether a fence on @ep or its interface still waits for operations that
+ * went through the queue; clears the fence once they completed */
+static int uct_gba_ep_fence_pending(uct_gba_ep_t *ep, uct_gba_iface_t *iface)
+{
+    if (iface->fenced && (iface->outstanding == 0)) {
+        iface->fenced = 0;
+    }
+    if (ep->fenced && ucs_list_is_empty(&ep->ops)) {
+        ep->fenced = 0;
+    }
+    return ep->fenced || iface->fenced;
+}
+
+/*
+ * The local address of [@remote_addr, @remote_addr + @length) under
+ * @tl_rkey for a direct access with CPU loads, stores and atomics, or NULL
+ * when the access goes through the target's queue: the key has no direct
+ * access, the range leaves the region (the target reports the error), or a
+ * fence waits for queued operations.
+ */
+static UCS_F_ALWAYS_INLINE void *
+uct_gba_ep_direct(uct_gba_ep_t *ep, uct_rkey_t tl_rkey, uint64_t remote_addr,
+                  size_t length)
+{
+    const uct_gba_rkey_t *rkey = (const uct_gba_rkey_t*)tl_rkey;
+    uct_gba_iface_t *iface     = uct_gba_ep_iface(ep);
+
+    if ((rkey->local == NULL) || (remote_addr < rkey->address) ||
+        (length > rkey->length) ||
+        (remote_addr - rkey->address > rkey->length - length)) {
+        return NULL;
+    }
+    if (ucs_unlikely(ep->fenced || iface->fenced) &&
+        uct_gba_ep_fence_pending(ep, iface)) {
+        return NULL;
+    }
+    return rkey->local + (remote_addr - rkey->address);
+}
+
+/* Copy between @iov and the directly reached @ptr (@put: to @ptr) */
+static void uct_gba_ep_direct_copy(int put, const struct iovec *vec,
+                                   size_t count, uint8_t *ptr)
+{
+    size_t i;
+
+    for (i = 0; i < count; ++i) {
+        if (put) {
+            memcpy(ptr, vec[i].iov_base, vec[i].iov_len);
+        } else {
+            memcpy(vec[i].iov_base, ptr, vec[i].iov_len);
+        }
+        ptr += vec[i].iov_len;
+    }
+}
+
+
 /* Active messages: the engine's tag carries the AM id */
+
+/* The self path (DESIGN.md section 2): an active message to the endpoint's
+ * own interface runs its handler at once, on a copy of the @count entries
+ * of @vec (at most UCX_GBA_SEG_SIZE bytes), without the queue */
+static ucs_status_t uct_gba_ep_am_self(uct_gba_ep_t *ep, uint8_t id,
+                                       const struct iovec *vec, size_t count)
+{
+    uct_gba_iface_t *iface = uct_gba_ep_iface(ep);
+    size_t i, length = 0;
+    void *buf;
+
+    buf = ucs_mpool_get_inline(&iface->buf_mp);
+    if (ucs_unlikely(buf == NULL)) {
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    for (i = 0; i < count; ++i) {
+        ucs_assert(length + vec[i].iov_len <= iface->seg_size);
+        memcpy(UCS_PTR_BYTE_OFFSET(buf, length), vec[i].iov_base,
+               vec[i].iov_len);
+        length += vec[i].iov_len;
+    }
+
+    uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_RECV, id, buf, length,
+                       "RX: AM (self)");
+    uct_iface_invoke_am(&iface->super, id, buf, length, 0);
+    ucs_mpool_put_inline(buf);
+    return UCS_OK;
+}
 
 static UCS_F_ALWAYS_INLINE ucs_status_t uct_gba_ep_am_send_inline(
         uct_gba_ep_t *ep, uint8_t id, const struct iovec *vec, size_t count)
 {
     uct_gba_iface_t *iface = uct_gba_ep_iface(ep);
+
+    if (ucs_unlikely(ep->loopback)) {
+        return uct_gba_ep_am_self(ep, id, vec, count);
+    }
 
     return uct_gba_ep_start_status(
             gba_fab_send(iface->fab_ep, ep->peer, vec, count, id, 0, 0, 0));
@@ -235,25 +326,72 @@ static ucs_status_t uct_gba_ep_am_short_iov_nolock(uct_ep_h tl_ep, uint8_t id,
     return status;
 }
 
+/* Send the notice of the chunk uct_gba_chunk_get gave, now holding
+ * @length bytes of a message (see gba_chunk.h) */
+static ucs_status_t
+uct_gba_ep_am_chunk_send(uct_gba_ep_t *ep, uint8_t id, size_t length)
+{
+    uct_gba_iface_t *iface = uct_gba_ep_iface(ep);
+    uct_gba_chunk_notice_t notice;
+    ucs_status_t status;
+    struct iovec vec;
+
+    uct_gba_chunk_send(&iface->chunks, ep->peer, length, &notice);
+    vec.iov_base = &notice;
+    vec.iov_len  = sizeof(notice);
+    status       = uct_gba_ep_start_status(
+            gba_fab_send(iface->fab_ep, ep->peer, &vec, 1,
+                         id | UCT_GBA_TAG_CHUNK, 0, 0, 0));
+    if (status != UCS_OK) {
+        uct_gba_chunk_unsend(&iface->chunks);
+    }
+    return status;
+}
+
 static ssize_t uct_gba_ep_am_bcopy_nolock(uct_ep_h tl_ep, uint8_t id,
                                           uct_pack_callback_t pack_cb,
                                           void *arg, unsigned flags)
 {
     uct_gba_ep_t *ep       = ucs_derived_of(tl_ep, uct_gba_ep_t);
     uct_gba_iface_t *iface = uct_gba_ep_iface(ep);
-    struct iovec vec;
     ucs_status_t status;
+    struct iovec vec;
 
     UCT_CHECK_AM_ID(id);
     UCT_GBA_CHECK_RES(iface);
 
-    /* The engine copies the packed bytes into the peer's queue before
-     * returning: one bounce buffer serves every send */
-    vec.iov_base = iface->tx_buf;
-    vec.iov_len  = pack_cb(iface->tx_buf, arg);
-    ucs_assertv(vec.iov_len <= UCT_GBA_MAX_INLINE, "packed %zu bytes",
+    if (ucs_unlikely(ep->loopback)) {
+        /* The self path: the handler runs on the packed buffer */
+        vec.iov_base = ucs_mpool_get_inline(&iface->buf_mp);
+        if (ucs_unlikely(vec.iov_base == NULL)) {
+            return UCS_ERR_NO_MEMORY;
+        }
+        vec.iov_len = pack_cb(vec.iov_base, arg);
+        uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_RECV, id,
+                           vec.iov_base, vec.iov_len, "RX: AM (self)");
+        uct_iface_invoke_am(&iface->super, id, vec.iov_base, vec.iov_len, 0);
+        ucs_mpool_put_inline(vec.iov_base);
+        status = UCS_OK;
+        goto out;
+    }
+
+    /* Packed into the next chunk of the transmit region; up to the
+     * queue's inline size the engine copies it into the peer's queue and
+     * the chunk stays free, above that the peer reads it from the chunk */
+    status = uct_gba_chunk_get(&iface->chunks, &vec.iov_base);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+    vec.iov_len = pack_cb(vec.iov_base, arg);
+    ucs_assertv(vec.iov_len <= iface->seg_size, "packed %zu bytes",
                 vec.iov_len);
-    status = uct_gba_ep_am_send_inline(ep, id, &vec, 1);
+
+    if (vec.iov_len <= UCT_GBA_MAX_INLINE) {
+        status = uct_gba_ep_am_send_inline(ep, id, &vec, 1);
+    } else {
+        status = uct_gba_ep_am_chunk_send(ep, id, vec.iov_len);
+    }
+out:
     if (status != UCS_OK) {
         return status;
     }
@@ -274,6 +412,7 @@ uct_gba_ep_am_zcopy_nolock(uct_ep_h tl_ep, uint8_t id, const void *header,
     ucs_status_t status;
     uct_gba_op_t *op;
     size_t total;
+    void *chunk;
     int ret;
 
     UCT_CHECK_AM_ID(id);
@@ -294,13 +433,31 @@ uct_gba_ep_am_zcopy_nolock(uct_ep_h tl_ep, uint8_t id, const void *header,
     }
     UCT_GBA_CHECK_RES(iface);
 
+    vec[0].iov_base = (void *)header;
+    vec[0].iov_len  = header_length;
+    if (ucs_unlikely(ep->loopback)) {
+        status = uct_gba_ep_am_self(ep, id, vec, iovcnt + 1);
+        goto out;
+    }
+
+    /* Above the queue's inline size, into a free chunk of the transmit
+     * region: the sender's one copy, complete at return; the receiver
+     * copies on its own CPU (see gba_chunk.h) */
+    if ((total > UCT_GBA_MAX_INLINE) &&
+        (uct_gba_chunk_get(&iface->chunks, &chunk) == UCS_OK)) {
+        uct_gba_ep_direct_copy(1, vec, iovcnt + 1, chunk);
+        status = uct_gba_ep_am_chunk_send(ep, id, total);
+        goto out;
+    }
+
+    /* Otherwise the receiver reads the message later, with one
+     * cross-memory-attach copy: the header lives in the descriptor until
+     * then */
     op = uct_gba_op_get(iface, UCT_GBA_OP_PLAIN, comp);
     if (ucs_unlikely(op == NULL)) {
         return UCS_ERR_NO_MEMORY;
     }
 
-    /* A large message is read by the receiver later: the header lives in
-     * the descriptor until then */
     memcpy(op->hdr, header, header_length);
     vec[0].iov_base = op->hdr;
     vec[0].iov_len  = header_length;
@@ -318,6 +475,12 @@ uct_gba_ep_am_zcopy_nolock(uct_ep_h tl_ep, uint8_t id, const void *header,
     uct_gba_op_start(iface, ep, op);
     UCT_TL_EP_STAT_OP(&ep->super, AM, ZCOPY, total);
     return UCS_INPROGRESS;
+
+out:
+    if (status == UCS_OK) {
+        UCT_TL_EP_STAT_OP(&ep->super, AM, ZCOPY, total);
+    }
+    return status;
 }
 
 
@@ -376,11 +539,21 @@ uct_gba_ep_put_short_nolock(uct_ep_h tl_ep, const void *buffer, unsigned length,
     struct iovec vec;
     ucs_status_t status;
 
+    uint8_t *ptr;
+
     status = uct_gba_check_length("put_short", length, UCT_GBA_MAX_INLINE);
     if (status != UCS_OK) {
         return status;
     }
     UCT_GBA_CHECK_RES(iface);
+
+    ptr = uct_gba_ep_direct(ep, rkey, remote_addr, length);
+    if (ucs_likely(ptr != NULL)) {
+        memcpy(ptr, buffer, length);
+        ucs_memory_cpu_store_fence();
+        UCT_TL_EP_STAT_OP(&ep->super, PUT, SHORT, length);
+        return UCS_OK;
+    }
 
     vec.iov_base = (void *)buffer;
     vec.iov_len  = length;
@@ -399,6 +572,7 @@ uct_gba_ep_put_bcopy_nolock(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
     uct_gba_iface_t *iface = uct_gba_ep_iface(ep);
     struct iovec vec;
     ucs_status_t status;
+    uint8_t *ptr;
 
     UCT_GBA_CHECK_RES(iface);
 
@@ -406,9 +580,15 @@ uct_gba_ep_put_bcopy_nolock(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
     vec.iov_len  = pack_cb(iface->tx_buf, arg);
     ucs_assertv(vec.iov_len <= UCT_GBA_MAX_INLINE, "packed %zu bytes",
                 vec.iov_len);
-    status = uct_gba_ep_put_inline(ep, &vec, remote_addr, rkey);
-    if (status != UCS_OK) {
-        return status;
+    ptr = uct_gba_ep_direct(ep, rkey, remote_addr, vec.iov_len);
+    if (ptr != NULL) {
+        memcpy(ptr, vec.iov_base, vec.iov_len);
+        ucs_memory_cpu_store_fence();
+    } else {
+        status = uct_gba_ep_put_inline(ep, &vec, remote_addr, rkey);
+        if (status != UCS_OK) {
+            return status;
+        }
     }
 
     UCT_TL_EP_STAT_OP(&ep->super, PUT, BCOPY, vec.iov_len);
@@ -426,11 +606,25 @@ static UCS_F_ALWAYS_INLINE ucs_status_t uct_gba_ep_rma_zcopy(
     uct_gba_op_t *op;
     size_t total;
 
+    uint8_t *ptr;
+
     status = uct_gba_iov_convert(iov, iovcnt, vec, GBA_FAB_MAX_IOV, &total);
     if (status != UCS_OK) {
         return status;
     }
     UCT_GBA_CHECK_RES(iface);
+
+    ptr = uct_gba_ep_direct(ep, rkey, remote_addr, total);
+    if (ptr != NULL) {
+        uct_gba_ep_direct_copy(put, vec, iovcnt, ptr);
+        if (put) {
+            ucs_memory_cpu_store_fence();
+            UCT_TL_EP_STAT_OP(&ep->super, PUT, ZCOPY, total);
+        } else {
+            UCT_TL_EP_STAT_OP(&ep->super, GET, ZCOPY, total);
+        }
+        return UCS_OK;
+    }
 
     op = uct_gba_op_get(iface, UCT_GBA_OP_PLAIN, comp);
     if (ucs_unlikely(op == NULL)) {
@@ -478,11 +672,21 @@ uct_gba_ep_get_bcopy_nolock(uct_ep_h tl_ep, uct_unpack_callback_t unpack_cb,
     struct iovec vec;
     uct_gba_op_t *op;
 
+    uint8_t *ptr;
+
     status = uct_gba_check_length("get_bcopy", length, iface->seg_size);
     if (status != UCS_OK) {
         return status;
     }
     UCT_GBA_CHECK_RES(iface);
+
+    ptr = uct_gba_ep_direct(ep, rkey, remote_addr, length);
+    if (ptr != NULL) {
+        ucs_memory_cpu_load_fence();
+        unpack_cb(arg, ptr, length);
+        UCT_TL_EP_STAT_OP(&ep->super, GET, BCOPY, length);
+        return UCS_OK;
+    }
 
     op = uct_gba_op_get(iface, UCT_GBA_OP_GET_BCOPY, comp);
     if (ucs_unlikely(op == NULL)) {
@@ -543,6 +747,7 @@ uct_gba_ep_atomic(uct_ep_h tl_ep, unsigned opcode, size_t size,
     uct_gba_iface_t *iface = uct_gba_ep_iface(ep);
     int op_code            = uct_gba_atomic_op(opcode);
     uct_gba_op_t *op;
+    uint8_t *ptr;
     int ret;
 
     if (ucs_unlikely((op_code < 0) ||
@@ -557,6 +762,12 @@ uct_gba_ep_atomic(uct_ep_h tl_ep, unsigned opcode, size_t size,
         return UCS_ERR_INVALID_PARAM;
     }
     UCT_GBA_CHECK_RES(iface);
+
+    ptr = uct_gba_ep_direct(ep, rkey, remote_addr, size);
+    if (ucs_likely(ptr != NULL)) {
+        gba_fab_atomic_one(op_code, size, ptr, operand, compare, result);
+        return UCS_OK;
+    }
 
     op = uct_gba_op_get(iface, UCT_GBA_OP_PLAIN, comp);
     if (ucs_unlikely(op == NULL)) {
@@ -662,6 +873,18 @@ uct_gba_ep_flush_nolock(uct_ep_h tl_ep, unsigned flags, uct_completion_t *comp)
 
     UCT_TL_EP_STAT_FLUSH_WAIT(&ep->super);
     return UCS_INPROGRESS;
+}
+
+static ucs_status_t uct_gba_ep_fence_nolock(uct_ep_h tl_ep, unsigned flags)
+{
+    uct_gba_ep_t *ep = ucs_derived_of(tl_ep, uct_gba_ep_t);
+
+    /* Operations through the queue execute in issue order; direct
+     * accesses wait for the queued operations issued before the fence */
+    ep->fenced = !ucs_list_is_empty(&ep->ops);
+    ucs_memory_cpu_fence();
+    UCT_TL_EP_STAT_FENCE(&ep->super);
+    return UCS_OK;
 }
 
 static ucs_status_t uct_gba_ep_pending_add_nolock(uct_ep_h tl_ep,
@@ -779,6 +1002,8 @@ UCT_GBA_EP_ENTRY(ucs_status_t, atomic_cswap64,
 UCT_GBA_EP_ENTRY(ucs_status_t, flush,
                  (uct_ep_h tl_ep, unsigned flags, uct_completion_t *comp),
                  (tl_ep, flags, comp))
+UCT_GBA_EP_ENTRY(ucs_status_t, fence, (uct_ep_h tl_ep, unsigned flags),
+                 (tl_ep, flags))
 UCT_GBA_EP_ENTRY(ucs_status_t, pending_add,
                  (uct_ep_h tl_ep, uct_pending_req_t *req, unsigned flags),
                  (tl_ep, req, flags))
@@ -822,7 +1047,10 @@ static UCS_CLASS_INIT_FUNC(uct_gba_ep_t, const uct_ep_params_t *params)
     }
 
     ucs_list_head_init(&self->ops);
-    self->failed = 0;
+    self->failed   = 0;
+    self->fenced   = 0;
+    self->loopback = gba_addr_equal(iface_addr,
+                                    gba_fab_ep_addr(iface->fab_ep));
     ucs_debug("gba: ep %p to %u/%u", self, iface_addr->pid, iface_addr->ep_id);
     return UCS_OK;
 }

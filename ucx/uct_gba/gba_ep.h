@@ -1,13 +1,18 @@
 /**
  * uct_gba: the "gba" transport's endpoints and their operations.
  *
- * An endpoint is a peer handle of its interface's engine endpoint.  Every
- * operation goes through the engine (gba/gba_fab.h), which executes the
- * operations of one endpoint at the target in issue order: a fence is
- * implicit.  Operations that complete later than the call are recorded
- * in the endpoint's list of outstanding operations, in issue order; a
- * flush with a completion is a marker in that list, completed when every
- * operation before it has completed.
+ * An endpoint is a peer handle of its interface's engine endpoint.  Puts,
+ * gets and atomics whose remote key gives direct access (memory the md
+ * allocated in a peer on this host, or any registration of this process;
+ * see gba_md.h) are CPU stores, loads and atomics, complete on return.
+ * Every other operation goes through the engine (gba/gba_fab.h), which
+ * executes the operations of one endpoint at the target in issue order.
+ * A fence makes direct accesses wait until the queued operations issued
+ * before it completed.  Active messages to the endpoint's own interface
+ * run the handler at once (the self path).  Operations that complete later than the call are
+ * recorded in the endpoint's list of outstanding operations, in issue
+ * order; a flush with a completion is a marker in that list, completed
+ * when every operation before it has completed.
  */
 
 #ifndef UCT_GBA_EP_H_
@@ -29,6 +34,8 @@ typedef struct uct_gba_ep {
     struct gba_fab_peer *peer;    /* Engine peer handle */
     ucs_list_link_t     ops;      /* Outstanding operations, issue order */
     int                 failed;   /* The peer failed; reported once */
+    int                 fenced;   /* A fence waits for queued operations */
+    int                 loopback; /* The peer is the own interface */
 } uct_gba_ep_t;
 /* clang-format on */
 
@@ -135,6 +142,7 @@ ucs_status_t uct_gba_ep_atomic_cswap64(uct_ep_h tl_ep, uint64_t compare,
                                        uct_completion_t *comp);
 ucs_status_t
 uct_gba_ep_flush(uct_ep_h tl_ep, unsigned flags, uct_completion_t *comp);
+ucs_status_t uct_gba_ep_fence(uct_ep_h tl_ep, unsigned flags);
 ucs_status_t
 uct_gba_ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req, unsigned flags);
 void uct_gba_ep_pending_purge(uct_ep_h tl_ep, uct_pending_purge_callback_t cb,

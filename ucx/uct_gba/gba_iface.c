@@ -150,47 +150,99 @@ static void uct_gba_iface_fab_recv(void *ctx, struct gba_fab_rx *rx)
 static void
 uct_gba_iface_am_deliver(uct_gba_iface_t *iface, struct gba_fab_rx *rx)
 {
-    uint64_t id = rx->tag;
+    uint64_t id = rx->tag & ~(uint64_t)UCT_GBA_TAG_CHUNK;
+    uct_gba_chunk_notice_t notice;
+    ucs_status_t status;
     struct iovec vec;
+    void *elem, *desc, *data;
     ssize_t copied;
-    void *data;
 
-    if (ucs_unlikely(id >= UCT_AM_ID_MAX)) {
+    if (ucs_unlikely((id >= UCT_AM_ID_MAX) ||
+                     ((rx->tag & UCT_GBA_TAG_CHUNK) &&
+                      ((rx->payload == NULL) ||
+                       (rx->len != sizeof(notice)))))) {
         ucs_error("gba: dropped a message with active message id %" PRIu64
-                  " from %u/%u",
-                  id, rx->src.pid, rx->src.ep_id);
+                  " (tag 0x%" PRIx64 ", %" PRIu64 " bytes) from %u/%u",
+                  id, rx->tag, rx->len, rx->src.pid, rx->src.ep_id);
         gba_fab_rx_done(iface->fab_ep, rx, -EINVAL);
         return;
     }
 
-    if (rx->payload != NULL) {
-        data = (void *)rx->payload;
-    } else {
-        /* A large active message: single copy from the sender's memory */
-        if (ucs_unlikely(rx->len > iface->seg_size)) {
-            ucs_error("gba: dropped an active message of %" PRIu64
-                      " bytes from %u/%u (UCX_GBA_SEG_SIZE is %zu)",
-                      rx->len, rx->src.pid, rx->src.ep_id, iface->seg_size);
-            gba_fab_rx_done(iface->fab_ep, rx, -EMSGSIZE);
-            return;
+    if (rx->tag & UCT_GBA_TAG_CHUNK) {
+        /* A notice: the message is in a chunk of the sender's region */
+        memcpy(&notice, rx->payload, sizeof(notice));
+        gba_fab_rx_done(iface->fab_ep, rx, 0);
+        if (uct_gba_chunk_recv(&iface->chunks, rx->src.pid, &notice, &data) !=
+            UCS_OK) {
+            return; /* logged; the sender's chunk stays busy */
         }
-        vec.iov_base = iface->rx_buf;
-        vec.iov_len  = rx->len;
-        copied       = gba_fab_rx_copy(iface->fab_ep, rx, &vec, 1, 0);
-        if (ucs_unlikely(copied != (ssize_t)rx->len)) {
-            ucs_error("gba: cannot read an active message from %u/%u: %s",
-                      rx->src.pid, rx->src.ep_id,
-                      (copied < 0) ? strerror(-copied) : "short copy");
-            gba_fab_rx_done(iface->fab_ep, rx, (copied < 0) ? copied : -EIO);
-            return;
-        }
-        data = iface->rx_buf;
+        uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_RECV, (uint8_t)id,
+                           data, notice.length, "RX: AM");
+        uct_iface_invoke_am(&iface->super, id, data, notice.length, 0);
+        uct_gba_chunk_release(data);
+        return;
     }
 
-    uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_RECV, (uint8_t)id, data,
-                       rx->len, "RX: AM");
-    uct_iface_invoke_am(&iface->super, id, data, rx->len, 0);
+    if (rx->payload != NULL) {
+        /* In the queue's slot, valid during the callback only */
+        uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_RECV, (uint8_t)id,
+                           rx->payload, rx->len, "RX: AM");
+        uct_iface_invoke_am(&iface->super, id, (void *)rx->payload, rx->len,
+                            0);
+        gba_fab_rx_done(iface->fab_ep, rx, 0);
+        return;
+    }
+
+    /* A large active message: single copy from the sender's memory into a
+     * receive descriptor the handler may keep (UCT_CB_PARAM_FLAG_DESC) */
+    if (ucs_unlikely(rx->len > iface->seg_size)) {
+        ucs_error("gba: dropped an active message of %" PRIu64
+                  " bytes from %u/%u (UCX_GBA_SEG_SIZE is %zu)",
+                  rx->len, rx->src.pid, rx->src.ep_id, iface->seg_size);
+        gba_fab_rx_done(iface->fab_ep, rx, -EMSGSIZE);
+        return;
+    }
+
+    elem = ucs_mpool_get_inline(&iface->rx_mp);
+    if (ucs_unlikely(elem == NULL)) {
+        ucs_error("gba: out of receive descriptors for a message from %u/%u",
+                  rx->src.pid, rx->src.ep_id);
+        gba_fab_rx_done(iface->fab_ep, rx, -ENOMEM);
+        return;
+    }
+
+    desc         = UCS_PTR_BYTE_OFFSET(elem, sizeof(void*));
+    data         = UCS_PTR_BYTE_OFFSET(desc, iface->rx_headroom);
+    vec.iov_base = data;
+    vec.iov_len  = rx->len;
+    copied       = gba_fab_rx_copy(iface->fab_ep, rx, &vec, 1, 0);
+    if (ucs_unlikely(copied != (ssize_t)rx->len)) {
+        ucs_error("gba: cannot read an active message from %u/%u: %s",
+                  rx->src.pid, rx->src.ep_id,
+                  (copied < 0) ? strerror(-copied) : "short copy");
+        gba_fab_rx_done(iface->fab_ep, rx, (copied < 0) ? copied : -EIO);
+        ucs_mpool_put_inline(elem);
+        return;
+    }
+    /* The sender's buffer is free: answer before the handler runs */
     gba_fab_rx_done(iface->fab_ep, rx, 0);
+
+    uct_recv_desc(desc) = &iface->release_desc;
+    uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_RECV, (uint8_t)id, data,
+                       vec.iov_len, "RX: AM");
+    status = uct_iface_invoke_am(&iface->super, id, data, vec.iov_len,
+                                 UCT_CB_PARAM_FLAG_DESC);
+    if (status == UCS_OK) {
+        ucs_mpool_put_inline(elem);
+    }
+}
+
+/* uct_iface_release_desc of a descriptor a handler kept: @desc is the
+ * start of its headroom, the pointer to the iface's release_desc is
+ * before it */
+static void uct_gba_iface_release_desc(uct_recv_desc_t *self, void *desc)
+{
+    ucs_mpool_put_inline(UCS_PTR_BYTE_OFFSET(desc, -sizeof(void*)));
 }
 
 static void uct_gba_iface_fab_complete(void *ctx, uint64_t cookie, int status)
@@ -207,9 +259,6 @@ static void uct_gba_iface_fab_complete(void *ctx, uint64_t cookie, int status)
     ucs_queue_push(&iface->deferred_ops, &op->deferred);
 }
 
-#define UCT_GBA_REMOTE_ACCESS                                                  \
-    (UCT_MD_MEM_ACCESS_REMOTE_PUT | UCT_MD_MEM_ACCESS_REMOTE_GET |             \
-     UCT_MD_MEM_ACCESS_REMOTE_ATOMIC)
 
 /* Target side of a put, get or atomic: the registration of @key must
  * contain the range and grant the access (all accesses when it was made
@@ -360,6 +409,20 @@ static ucs_status_t uct_gba_iface_flush(uct_iface_h tl_iface, unsigned flags,
     return UCS_OK;
 }
 
+/* uct_iface_fence: direct accesses wait until the operations that went
+ * through the queue before the fence completed (see uct_gba_ep_direct) */
+static ucs_status_t uct_gba_iface_fence(uct_iface_h tl_iface, unsigned flags)
+{
+    uct_gba_iface_t *iface = ucs_derived_of(tl_iface, uct_gba_iface_t);
+
+    uct_gba_iface_enter(iface);
+    iface->fenced = (iface->outstanding > 0);
+    uct_gba_iface_leave(iface);
+    ucs_memory_cpu_fence();
+    UCT_TL_IFACE_STAT_FENCE(&iface->super);
+    return UCS_OK;
+}
+
 static ucs_status_t
 uct_gba_iface_query(uct_iface_h tl_iface, uct_iface_attr_t *iface_attr)
 {
@@ -411,7 +474,7 @@ uct_gba_iface_query(uct_iface_h tl_iface, uct_iface_attr_t *iface_attr)
     iface_attr->cap.get.max_iov         = GBA_FAB_MAX_IOV;
 
     iface_attr->cap.am.max_short       = UCT_GBA_MAX_INLINE;
-    iface_attr->cap.am.max_bcopy       = UCT_GBA_MAX_INLINE;
+    iface_attr->cap.am.max_bcopy       = iface->seg_size;
     iface_attr->cap.am.min_zcopy       = 0;
     iface_attr->cap.am.max_zcopy       = iface->seg_size;
     iface_attr->cap.am.opt_zcopy_align = 1;
@@ -539,6 +602,7 @@ static UCS_CLASS_INIT_FUNC(uct_gba_iface_t, uct_md_h md, uct_worker_h worker,
     self->progress_gen = 0;
     self->async_gen    = 0;
     self->in_async     = 0;
+    self->fenced       = 0;
     self->dispatching  = 0;
     ucs_queue_head_init(&self->pending);
     ucs_queue_head_init(&self->deferred_rx);
@@ -558,10 +622,26 @@ static UCS_CLASS_INIT_FUNC(uct_gba_iface_t, uct_md_h md, uct_worker_h worker,
         goto err_op_mp;
     }
 
+    /* Receive descriptor: the pointer uct_recv_desc() reads, the user's
+     * headroom, the message; the handler's data is aligned */
+    self->rx_headroom     = (params->field_mask &
+                             UCT_IFACE_PARAM_FIELD_RX_HEADROOM) ?
+                                    params->rx_headroom :
+                                    0;
+    self->release_desc.cb = uct_gba_iface_release_desc;
+    status = ucs_mpool_init(&self->rx_mp, 0,
+                            sizeof(void*) + self->rx_headroom + self->seg_size,
+                            sizeof(void*) + self->rx_headroom,
+                            UCS_SYS_CACHE_LINE_SIZE, 4, UINT_MAX,
+                            &uct_gba_iface_mpool_ops, "gba_rx_desc");
+    if (status != UCS_OK) {
+        goto err_buf_mp;
+    }
+
+    uct_gba_chunks_init(&self->chunks, self->seg_size);
     self->tx_buf = ucs_malloc(UCT_GBA_MAX_INLINE, "gba_tx_buf");
-    self->rx_buf = ucs_malloc(self->seg_size, "gba_rx_buf");
-    if ((self->tx_buf == NULL) || (self->rx_buf == NULL)) {
-        ucs_error("gba: failed to allocate the bounce buffers");
+    if (self->tx_buf == NULL) {
+        ucs_error("gba: failed to allocate the bounce buffer");
         status = UCS_ERR_NO_MEMORY;
         goto err_bufs;
     }
@@ -598,8 +678,10 @@ static UCS_CLASS_INIT_FUNC(uct_gba_iface_t, uct_md_h md, uct_worker_h worker,
     return UCS_OK;
 
 err_bufs:
-    ucs_free(self->rx_buf);
+    uct_gba_chunks_cleanup(&self->chunks);
     ucs_free(self->tx_buf);
+    ucs_mpool_cleanup(&self->rx_mp, 0);
+err_buf_mp:
     ucs_mpool_cleanup(&self->buf_mp, 0);
 err_op_mp:
     ucs_mpool_cleanup(&self->op_mp, 0);
@@ -623,8 +705,10 @@ static UCS_CLASS_CLEANUP_FUNC(uct_gba_iface_t)
     }
     /* Outstanding operations are dropped by the engine, without callbacks */
     gba_fab_ep_close(self->fab_ep);
-    ucs_free(self->rx_buf);
+    uct_gba_chunks_cleanup(&self->chunks);
     ucs_free(self->tx_buf);
+    /* Descriptors a handler kept are the user's to release (no check) */
+    ucs_mpool_cleanup(&self->rx_mp, 0);
     ucs_mpool_cleanup(&self->buf_mp, 0);
     ucs_mpool_cleanup(&self->op_mp, 0);
     ucs_debug("gba: closed iface %p", self);
@@ -660,13 +744,13 @@ static uct_iface_ops_t uct_gba_iface_ops = {
     .ep_pending_add           = uct_gba_ep_pending_add,
     .ep_pending_purge         = uct_gba_ep_pending_purge,
     .ep_flush                 = uct_gba_ep_flush,
-    .ep_fence                 = uct_base_ep_fence,
+    .ep_fence                 = uct_gba_ep_fence,
     .ep_check                 = (uct_ep_check_func_t)
             ucs_empty_function_return_unsupported,
     .ep_create                = UCS_CLASS_NEW_FUNC_NAME(uct_gba_ep_t),
     .ep_destroy               = UCS_CLASS_DELETE_FUNC_NAME(uct_gba_ep_t),
     .iface_flush              = uct_gba_iface_flush,
-    .iface_fence              = uct_base_iface_fence,
+    .iface_fence              = uct_gba_iface_fence,
     .iface_progress_enable    = uct_base_iface_progress_enable,
     .iface_progress_disable   = uct_base_iface_progress_disable,
     .iface_progress           = uct_gba_iface_progress,

@@ -11,6 +11,7 @@
 #ifndef UCT_GBA_IFACE_H_
 #define UCT_GBA_IFACE_H_
 
+#include "gba_chunk.h"
 #include "gba_md.h"
 
 #include <gba/gba_addr.h>
@@ -69,14 +70,18 @@ typedef struct uct_gba_iface {
     ucs_mpool_t       op_mp;        /* Operation descriptors */
     ucs_mpool_t       buf_mp;       /* get_bcopy buffers, seg_size bytes */
     ucs_queue_head_t  pending;      /* Pending requests of all endpoints */
-    void              *tx_buf;      /* Bounce buffer of bcopy sends */
-    void              *rx_buf;      /* Receive buffer of large messages */
+    void              *tx_buf;      /* Bounce buffer of put_bcopy */
+    uct_gba_chunks_t  chunks;       /* Large am_bcopy messages */
+    ucs_mpool_t       rx_mp;        /* Receive descriptors of large AMs */
+    size_t            rx_headroom;  /* User headroom in a descriptor */
+    uct_recv_desc_t   release_desc; /* Gives a kept descriptor back */
     unsigned          outstanding;  /* Operations not completed yet */
     ucs_async_context_t *async;     /* Worker's async context, or NULL */
     int               timer_id;     /* Async progress timer */
     unsigned          progress_gen; /* Calls of uct_gba_iface_progress */
     unsigned          async_gen;    /* progress_gen at the last timer tick */
     int               in_async;     /* Inside the timer's progress */
+    int               fenced;       /* An iface fence waits for queued ops */
     int               dispatching;  /* Dispatching pending requests */
     ucs_queue_head_t  deferred_rx;  /* Messages the timer's progress took */
     ucs_queue_head_t  deferred_ops; /* Completions it took */

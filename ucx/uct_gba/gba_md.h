@@ -5,11 +5,20 @@
  * (unique within the memory domain, never 0); a packed remote key carries
  * the address, the length and the key id of a registration, which is what a
  * target needs to check a remote access (the fabric engine's mr_lookup).
+ *
+ * Memory the memory domain allocates (uct_md_mem_alloc) is a shared-memory
+ * region of the fabric engine (gba_fab_seg_alloc): its remote key also
+ * names the region, and a peer on the same host that unpacks it maps the
+ * region and reaches it directly, with CPU stores, loads and atomics, like
+ * UCX's posix transport.  A remote key unpacked in the process that packed
+ * it reaches any registration directly (the self path).  Other remote
+ * accesses go through the target's queue.
  */
 
 #ifndef UCT_GBA_MD_H_
 #define UCT_GBA_MD_H_
 
+#include <gba/gba_fab.h>
 #include <uct/base/uct_md.h>
 #include <ucs/datastruct/khash.h>
 #include <ucs/type/spinlock.h>
@@ -29,15 +38,22 @@ typedef struct uct_gba_md_config {
 /* clang-format on */
 
 
+/* Remote access flags of a registration; none given means all */
+#define UCT_GBA_REMOTE_ACCESS                                                  \
+    (UCT_MD_MEM_ACCESS_REMOTE_PUT | UCT_MD_MEM_ACCESS_REMOTE_GET |             \
+     UCT_MD_MEM_ACCESS_REMOTE_ATOMIC)
+
+
 /**
  * Registered memory region
  */
 /* clang-format off */
 typedef struct uct_gba_memh {
-    void     *address; /* Start of the region */
-    size_t   length;   /* Length of the region */
-    uint64_t key_id;   /* Key id, unique within the memory domain */
-    unsigned flags;    /* UCT_MD_MEM_ACCESS_* flags of the registration */
+    void               *address; /* Start of the region */
+    size_t             length;   /* Length of the region */
+    uint64_t           key_id;   /* Key id, unique within the memory domain */
+    unsigned           flags;    /* UCT_MD_MEM_ACCESS_* flags */
+    struct gba_fab_seg seg;      /* Allocated memory; seg.addr NULL if not */
 } uct_gba_memh_t;
 /* clang-format on */
 
@@ -51,6 +67,11 @@ typedef struct uct_gba_packed_rkey {
     uint64_t address; /* Start of the region */
     uint64_t length;  /* Length of the region */
     uint64_t key_id;  /* Key id of the registration at the target */
+    uint64_t host_id; /* Host of the owner (gba_host_id) */
+    uint64_t seg_cookie; /* The owner's shared-memory region: cookie, */
+    int32_t  seg_fd;  /* and file, or -1 */
+    uint32_t pid;     /* Owner process */
+    uint32_t direct;  /* Peers may reach it directly (all access granted) */
 } UCS_S_PACKED uct_gba_packed_rkey_t;
 /* clang-format on */
 
@@ -63,6 +84,9 @@ typedef struct uct_gba_rkey {
     uint64_t address; /* Start of the remote region */
     uint64_t length;  /* Length of the remote region */
     uint64_t key_id;  /* Key id of the registration at the target */
+    uint8_t  *local;  /* The region's start in this process (direct access),
+                         or NULL: accesses go through the target's queue */
+    void     *map;    /* Attached region to detach at release, or NULL */
 } uct_gba_rkey_t;
 /* clang-format on */
 
