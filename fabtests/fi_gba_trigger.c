@@ -200,18 +200,35 @@ static int bcast(struct trig *t)
 	return 0;
 }
 
+/* A plain barrier over all processes, waited for on the CQ. */
+static int barrier(struct trig *t)
+{
+	struct fi_cq_data_entry comp;
+
+	FT_CHECK(fi_barrier(t->r.ep, fi_mc_addr(t->mc), NULL));
+	return ft_wait_comp(&t->r, &comp, t->o->timeout_s * 1000);
+}
+
 /* Schedule 2: the barrier-pipelined ring exchange. */
 static int pipeline(struct trig *t)
 {
 	int right = (t->rank + 1) % t->n, s, p, from;
-	uint64_t bar0 = fi_cntr_read(t->r.cntr), go0 = fi_cntr_read(t->go);
-	uint64_t done0;
+	uint64_t bar0, go0, done0;
 	struct fi_cq_data_entry comp;
 	struct fid_cntr *put_done;
 	struct fi_cntr_attr attr = {.events = FI_CNTR_EVENTS_COMP};
 	size_t j;
 	int ret;
 
+	/*
+	 * Everybody is done with the broadcast: the pipeline's puts must
+	 * not count on a FI_REMOTE_WRITE counter that still fires forwards.
+	 */
+	ret = barrier(t);
+	if (ret)
+		return ret;
+	bar0 = fi_cntr_read(t->r.cntr); /* barriers completed so far */
+	go0 = fi_cntr_read(t->go);
 	FT_CHECK(fi_cntr_open(t->r.domain, &attr, &put_done, NULL));
 	done0 = fi_cntr_read(put_done);
 	for (j = 0; j < BLOCK; j++)
@@ -304,11 +321,8 @@ static int setup(struct trig *t)
 /* A last barrier, so that no process leaves while others progress. */
 static int teardown(struct trig *t)
 {
-	struct fi_cq_data_entry comp;
-	int ret;
+	int ret = barrier(t);
 
-	FT_CHECK(fi_barrier(t->r.ep, fi_mc_addr(t->mc), NULL));
-	ret = ft_wait_comp(&t->r, &comp, t->o->timeout_s * 1000);
 	if (ret)
 		return ret;
 	FT_CHECK(fi_close(&t->mc->fid));

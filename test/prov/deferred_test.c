@@ -8,10 +8,12 @@
  * threshold order; errors reach the completion counter's error value;
  * cancel and flush; work refused for room is retried in order; argument
  * errors; closing objects with work queued (counters it completes to
- * stay open until it ends).  The progress thread
+ * stay open until it ends); threshold order kept when two threads bump
+ * the triggering counter at once.  The progress thread
  * (FI_PROGRESS_AUTO) completes a deferred message with no call into
  * libfabric, which manual progress never does.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -455,6 +457,68 @@ Test(deferred, work_refused_for_room_is_retried_in_order)
 	}
 	cr_expect_eq(e.region[0], 6, "issued in threshold/queue order");
 	cr_expect_eq(fi_cntr_read(e.comp), 6);
+	denv_close(&e);
+}
+
+/* Bump @arg's counter by one, ORDER_BUMPS times. */
+#define ORDER_WORK 2000
+#define ORDER_BUMPS (ORDER_WORK / 2)
+static void *bump_thread(void *arg)
+{
+	int i;
+
+	for (i = 0; i < ORDER_BUMPS; i++)
+		fi_cntr_add(arg, 1);
+	return NULL;
+}
+
+/*
+ * Deferred fetch-adds of 1 on one word, thresholds 1 .. ORDER_WORK: the
+ * k-th must fetch k - 1 even when two threads make them due at once
+ * (one thread at a time runs a counter's triggers, in threshold order).
+ */
+Test(deferred, threshold_order_with_two_threads)
+{
+	static struct fi_deferred_work w[ORDER_WORK];
+	static struct fi_op_fetch_atomic op[ORDER_WORK];
+	static struct fi_ioc opnd[ORDER_WORK], res[ORDER_WORK];
+	static uint64_t one = 1, got[ORDER_WORK];
+	struct fi_rma_ioc aioc;
+	pthread_t th[2];
+	struct denv e;
+	int k, bad = 0;
+
+	prov_teardown();
+	prov_setup_threading(FI_THREAD_SAFE);
+	denv_open(&e, 0);
+	aioc = (struct fi_rma_ioc){raddr(&e, 0), 1, e.key};
+	for (k = 0; k < ORDER_WORK; k++) {
+		opnd[k] = (struct fi_ioc){&one, 1};
+		res[k] = (struct fi_ioc){&got[k], 1};
+		op[k] = (struct fi_op_fetch_atomic){
+			e.ep,
+			{.msg_iov = &opnd[k],
+			 .iov_count = 1,
+			 .addr = e.self,
+			 .rma_iov = &aioc,
+			 .rma_iov_count = 1,
+			 .datatype = FI_UINT64,
+			 .op = FI_SUM},
+			{&res[k], NULL, 1},
+			0};
+		work_init(&w[k], &e, FI_OP_FETCH_ATOMIC, (uint64_t)k + 1);
+		w[k].op.fetch_atomic = &op[k];
+		cr_assert_eq(queue(&w[k]), 0);
+	}
+	for (k = 0; k < 2; k++)
+		cr_assert_eq(pthread_create(&th[k], NULL, bump_thread, e.trig),
+			     0);
+	for (k = 0; k < 2; k++)
+		pthread_join(th[k], NULL);
+	cr_assert_eq(fi_cntr_wait(e.comp, ORDER_WORK, 10000), 0);
+	for (k = 0; k < ORDER_WORK; k++)
+		bad += got[k] != (uint64_t)k;
+	cr_expect_eq(bad, 0, "%d deferred atomics issued out of order", bad);
 	denv_close(&e);
 }
 

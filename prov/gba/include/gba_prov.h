@@ -478,8 +478,13 @@ struct gba_cntr {
 	size_t neps;
 	uint64_t last_value; /* seen by the last read (trywait) */
 	uint64_t last_err;
-	/* On a thread's list of counters whose triggers to run. */
+	/*
+	 * On a thread's list of counters whose triggers to run; that thread
+	 * alone runs them until it unlists the counter.  fire_again: changed
+	 * since the owner last looked.
+	 */
 	atomic_bool fire_listed;
+	atomic_bool fire_again;
 	struct gba_cntr *fire_next;
 	/*
 	 * Named by deferred work (gba_deferred.c): any endpoint of the

@@ -420,6 +420,8 @@ int gba_cntr_open(struct fid_domain *domain_fid, struct fi_cntr_attr *attr,
 	atomic_init(&cntr->err, 0);
 	atomic_init(&cntr->ntriggers, 0);
 	atomic_init(&cntr->domain_progress, false);
+	atomic_init(&cntr->fire_listed, false);
+	atomic_init(&cntr->fire_again, false);
 	TAILQ_INIT(&cntr->triggers);
 	cntr->cntr_fid.fid.fclass = FI_CLASS_CNTR;
 	cntr->cntr_fid.fid.context = context;

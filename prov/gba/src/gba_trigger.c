@@ -32,7 +32,8 @@
 
 /*
  * This thread's list of counters to examine, linked through
- * gba_cntr.fire_next; a counter is on at most one list (fire_listed).
+ * gba_cntr.fire_next; a counter is on at most one list (fire_listed),
+ * and stays owned by that thread while its triggers run.
  */
 static __thread struct gba_cntr *gba_fire_head, *gba_fire_tail;
 static __thread bool gba_fire_active;
@@ -193,7 +194,31 @@ static void gba_trigger_run_due(struct gba_cntr *cntr)
 	}
 }
 
-/* Examine the counters on this thread's list until it is empty. */
+/*
+ * Put @c on this thread's list unless a thread (this one or another)
+ * has it listed.  Returns true if this call listed it.
+ */
+static bool gba_trigger_list(struct gba_cntr *c)
+{
+	if (atomic_exchange(&c->fire_listed, true))
+		return false;
+	c->fire_next = NULL;
+	if (gba_fire_tail)
+		gba_fire_tail->fire_next = c;
+	else
+		gba_fire_head = c;
+	gba_fire_tail = c;
+	return true;
+}
+
+/*
+ * Examine the counters on this thread's list until it is empty.  The
+ * thread that listed a counter is the only one running its triggers
+ * until it unlists it, so they are issued in threshold order even when
+ * several threads (the application's, the progress thread) change the
+ * counter: the others only set fire_again, and the owner examines the
+ * counter again before letting go of it.
+ */
 static void gba_trigger_run_list(void)
 {
 	struct gba_cntr *c;
@@ -202,28 +227,27 @@ static void gba_trigger_run_list(void)
 		gba_fire_head = c->fire_next;
 		if (!gba_fire_head)
 			gba_fire_tail = NULL;
+		do {
+			atomic_store(&c->fire_again, false);
+			gba_trigger_run_due(c);
+		} while (atomic_load(&c->fire_again));
 		atomic_store(&c->fire_listed, false);
-		gba_trigger_run_due(c);
+		/* changed between the last look and the unlisting */
+		if (atomic_load(&c->fire_again))
+			gba_trigger_list(c);
 	}
 }
 
 /*
  * gba_trigger_fire - run the due triggers of @cntr (gba_prov.h).  @cntr is
  * appended to this thread's list unless it is listed already (by this or
- * another thread, which will examine it after this change); the
+ * another thread, which will examine it again after this change); the
  * outermost call on the thread runs the list until it is empty.
  */
 void gba_trigger_fire(struct gba_cntr *cntr)
 {
-	if (atomic_exchange(&cntr->fire_listed, true))
-		return;
-	cntr->fire_next = NULL;
-	if (gba_fire_tail)
-		gba_fire_tail->fire_next = cntr;
-	else
-		gba_fire_head = cntr;
-	gba_fire_tail = cntr;
-	if (gba_fire_active)
+	atomic_store(&cntr->fire_again, true);
+	if (!gba_trigger_list(cntr) || gba_fire_active)
 		return;
 
 	gba_fire_active = true;
