@@ -443,16 +443,24 @@ uct_gba_ep_am_zcopy_nolock(uct_ep_h tl_ep, uint8_t id, const void *header,
     /* Above the queue's inline size, into a free chunk of the transmit
      * region: the sender's one copy, complete at return; the receiver
      * copies on its own CPU (see gba_chunk.h) */
-    if ((total > UCT_GBA_MAX_INLINE) &&
-        (uct_gba_chunk_get(&iface->chunks, &chunk) == UCS_OK)) {
-        uct_gba_ep_direct_copy(1, vec, iovcnt + 1, chunk);
-        status = uct_gba_ep_am_chunk_send(ep, id, total);
-        goto out;
+    if (total > UCT_GBA_MAX_INLINE) {
+        status = uct_gba_chunk_get(&iface->chunks, &chunk);
+        if (status == UCS_OK) {
+            uct_gba_ep_direct_copy(1, vec, iovcnt + 1, chunk);
+            status = uct_gba_ep_am_chunk_send(ep, id, total);
+            goto out;
+        } else if (status == UCS_ERR_NO_RESOURCE) {
+            /* Wait for the receivers: reading in place instead would
+             * leave all the copying to them (measured: stream_bw at
+             * 1 MiB falls to a third) */
+            return status;
+        }
     }
 
-    /* Otherwise the receiver reads the message later, with one
-     * cross-memory-attach copy: the header lives in the descriptor until
-     * then */
+    /* A message that fits the queue's slot (copied there at once), or no
+     * transmit region (it could not be allocated: the receiver reads the
+     * message in place later, with one cross-memory-attach copy; the
+     * header lives in the descriptor until then) */
     op = uct_gba_op_get(iface, UCT_GBA_OP_PLAIN, comp);
     if (ucs_unlikely(op == NULL)) {
         return UCS_ERR_NO_MEMORY;
