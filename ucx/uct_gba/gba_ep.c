@@ -228,6 +228,17 @@ static void uct_gba_ep_direct_copy(int put, const struct iovec *vec,
 
 /* Active messages: the engine's tag carries the AM id */
 
+/* Run the handler of @id on @length bytes in @buf, a buf_mp buffer it
+ * then gives back */
+static void uct_gba_ep_am_self_deliver(uct_gba_iface_t *iface, uint8_t id,
+                                       void *buf, size_t length)
+{
+    uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_RECV, id, buf, length,
+                       "RX: AM (self)");
+    uct_iface_invoke_am(&iface->super, id, buf, length, 0);
+    ucs_mpool_put_inline(buf);
+}
+
 /* The self path (DESIGN.md section 2): an active message to the endpoint's
  * own interface runs its handler at once, on a copy of the @count entries
  * of @vec (at most UCX_GBA_SEG_SIZE bytes), without the queue */
@@ -250,10 +261,7 @@ static ucs_status_t uct_gba_ep_am_self(uct_gba_ep_t *ep, uint8_t id,
         length += vec[i].iov_len;
     }
 
-    uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_RECV, id, buf, length,
-                       "RX: AM (self)");
-    uct_iface_invoke_am(&iface->super, id, buf, length, 0);
-    ucs_mpool_put_inline(buf);
+    uct_gba_ep_am_self_deliver(iface, id, buf, length);
     return UCS_OK;
 }
 
@@ -367,10 +375,7 @@ static ssize_t uct_gba_ep_am_bcopy_nolock(uct_ep_h tl_ep, uint8_t id,
             return UCS_ERR_NO_MEMORY;
         }
         vec.iov_len = pack_cb(vec.iov_base, arg);
-        uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_RECV, id,
-                           vec.iov_base, vec.iov_len, "RX: AM (self)");
-        uct_iface_invoke_am(&iface->super, id, vec.iov_base, vec.iov_len, 0);
-        ucs_mpool_put_inline(vec.iov_base);
+        uct_gba_ep_am_self_deliver(iface, id, vec.iov_base, vec.iov_len);
         status = UCS_OK;
         goto out;
     }
