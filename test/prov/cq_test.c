@@ -178,16 +178,54 @@ Test(cq, overflow)
 	cr_expect_not(ext->has_space(cq, 5));
 	write_n(cq, 4);
 	cr_expect_not(ext->has_space(cq, 1));
-	cr_expect_eq(ext->write(cq, NULL, 0, 0, NULL, 0, 0, 0), -FI_EAGAIN,
-		     "full CQ refuses, nothing is lost silently");
-	cr_expect_eq(ext->write_error(cq, NULL, 0, FI_EIO, 0, 0, 0, NULL, 0),
-		     -FI_EAGAIN);
 	cr_assert_eq(fi_cq_read(cq, e, 2), 2);
 	cr_expect(ext->has_space(cq, 2));
 	write_n(cq, 2);
 	cr_assert_eq(fi_cq_read(cq, e, 8), 4);
 	cr_expect_eq(e[0].op_context, &ctxs[2], "FIFO across the wrap");
 	cr_expect_eq(e[2].op_context, &ctxs[0]);
+	cr_expect_eq(fi_close(&cq->fid), 0);
+}
+
+/*
+ * A completion that finds the CQ full (an operation's completion after
+ * others filled it, a burst of receives) is kept, in order, errors
+ * included: a lost completion would hang its owner.
+ */
+Test(cq, full_keeps_completions_in_order)
+{
+	struct fid_cq *cq = open_cq(4, FI_CQ_FORMAT_CONTEXT, FI_WAIT_NONE);
+	struct fi_cq_err_entry err;
+	struct fi_cq_entry e[8];
+	uint64_t info = 7;
+	int i;
+
+	write_n(cq, 8); /* ctxs[0..7]: four of them overflow */
+	cr_assert_eq(ext->write_error(cq, &ctxs[8], FI_RMA, FI_EIO, 5, 0, 0,
+				      &info, sizeof(info)),
+		     0);
+	cr_assert_eq(ext->write(cq, &ctxs[9], 0, 0, NULL, 0, 0, 0), 0);
+	cr_expect_not(ext->has_space(cq, 1), "the overflow counts as used");
+	cr_assert_eq(fi_cq_read(cq, e, 3), 3);
+	for (i = 0; i < 3; i++)
+		cr_expect_eq(e[i].op_context, &ctxs[i]);
+	cr_expect_not(ext->has_space(cq, 1), "refilled from the overflow");
+	cr_assert_eq(fi_cq_read(cq, e, 8), 5, "the rest, up to the error");
+	for (i = 0; i < 5; i++)
+		cr_expect_eq(e[i].op_context, &ctxs[3 + i]);
+	cr_assert_eq(fi_cq_read(cq, e, 8), -FI_EAVAIL);
+	memset(&err, 0, sizeof(err));
+	cr_assert_eq(fi_cq_readerr(cq, &err, 0), 1);
+	cr_expect_eq(err.op_context, &ctxs[8]);
+	cr_expect_eq(err.err, FI_EIO);
+	cr_expect_eq(err.prov_errno, 5);
+	cr_expect_eq(err.err_data_size, sizeof(info));
+	cr_expect_eq(*(const uint64_t *)err.err_data, 7);
+	cr_assert_eq(fi_cq_read(cq, e, 8), 1);
+	cr_expect_eq(e[0].op_context, &ctxs[9]);
+	cr_expect_eq(fi_cq_read(cq, e, 8), -FI_EAGAIN);
+	cr_expect(ext->has_space(cq, 4));
+	write_n(cq, 6); /* left in the overflow at close: freed */
 	cr_expect_eq(fi_close(&cq->fid), 0);
 }
 
@@ -558,4 +596,173 @@ Test(cq, null_outputs)
 	cr_expect_eq(fi_cntr_open(t_domain, &cntr_attr, NULL, NULL),
 		     -FI_EINVAL);
 	cr_expect_eq(fi_domain(t_fabric, t_info, NULL, NULL), -FI_EINVAL);
+}
+
+/* ---- A full CQ on the data path ------------------------------------------ */
+
+/* Room for one more completion in @cq (the CQ's extension ops). */
+static bool ext_has_space(struct fid_cq *cq)
+{
+	struct gba_cq_ext_ops *ops;
+
+	cr_assert_eq(fi_open_ops(&cq->fid, GBA_CQ_EXT_OPS_NAME, 0,
+				 (void **)&ops, NULL),
+		     0);
+	return ops->has_space(cq, 1);
+}
+
+/* An endpoint whose transmit and receive completions go to one CQ. */
+struct small_ep {
+	struct fid_ep *ep;
+	struct fid_av *av;
+	struct fid_cq *cq;
+	fi_addr_t peer;
+};
+
+static void small_ep_open(struct small_ep *s, size_t cq_size)
+{
+	struct fi_av_attr av_attr = {.type = FI_AV_TABLE};
+	struct fi_cq_attr cq_attr = {.size = cq_size,
+				     .format = FI_CQ_FORMAT_TAGGED};
+
+	cr_assert_eq(fi_endpoint(t_domain, t_info, &s->ep, NULL), 0);
+	cr_assert_eq(fi_av_open(t_domain, &av_attr, &s->av, NULL), 0);
+	cr_assert_eq(fi_cq_open(t_domain, &cq_attr, &s->cq, NULL), 0);
+	cr_assert_eq(fi_ep_bind(s->ep, &s->av->fid, 0), 0);
+	cr_assert_eq(fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV), 0);
+	cr_assert_eq(fi_enable(s->ep), 0);
+}
+
+/* Make @a and @b know each other (s->peer). */
+static void small_ep_connect(struct small_ep *a, struct small_ep *b)
+{
+	char name[64];
+	size_t len;
+
+	len = sizeof(name);
+	cr_assert_eq(fi_getname(&b->ep->fid, name, &len), 0);
+	cr_assert_eq(fi_av_insert(a->av, name, 1, &a->peer, 0, NULL), 1);
+	len = sizeof(name);
+	cr_assert_eq(fi_getname(&a->ep->fid, name, &len), 0);
+	cr_assert_eq(fi_av_insert(b->av, name, 1, &b->peer, 0, NULL), 1);
+}
+
+static void small_ep_close(struct small_ep *s)
+{
+	cr_expect_eq(fi_close(&s->ep->fid), 0);
+	cr_expect_eq(fi_close(&s->cq->fid), 0);
+	cr_expect_eq(fi_close(&s->av->fid), 0);
+}
+
+/*
+ * Read up to @n completions of @s into @e (reading @other's CQ too, to
+ * progress it), for at most 5 s.  Returns the number read.
+ */
+static int drain(struct small_ep *s, struct small_ep *other,
+		 struct fi_cq_tagged_entry *e, int n)
+{
+	struct fi_cq_tagged_entry scratch;
+	uint64_t end = prov_now_ms() + 5000;
+	ssize_t ret;
+	int got = 0;
+
+	while (got < n && prov_now_ms() < end) {
+		ret = fi_cq_read(s->cq, &e[got], 1);
+		if (ret == 1)
+			got++;
+		else
+			cr_assert_eq(ret, -FI_EAGAIN, "fi_cq_read: %zd", ret);
+		if (other)
+			(void)fi_cq_read(other->cq, &scratch, 0);
+	}
+	return got;
+}
+
+/*
+ * Receives completing in one progress call overrun a CQ of 4 entries
+ * (nothing on the receive side reserves room): all eight completions
+ * arrive, in order.  Open MPI's MTL-OFI opens its CQ with 100 entries.
+ */
+Test(cq, receives_overrunning_a_small_cq)
+{
+	struct small_ep a, b;
+	struct fi_cq_tagged_entry e[8];
+	uint64_t sbuf[8], rbuf[8];
+	int i;
+
+	small_ep_open(&a, 64);
+	small_ep_open(&b, 4);
+	small_ep_connect(&a, &b);
+	for (i = 0; i < 8; i++)
+		cr_assert_eq(fi_trecv(b.ep, &rbuf[i], sizeof(rbuf[i]), NULL,
+				      b.peer, (uint64_t)i, 0, &rbuf[i]),
+			     0);
+	for (i = 0; i < 8; i++) {
+		sbuf[i] = 1000 + (uint64_t)i;
+		cr_assert_eq(fi_tinject(a.ep, &sbuf[i], sizeof(sbuf[i]), a.peer,
+					(uint64_t)i),
+			     0);
+	}
+	cr_assert_eq(drain(&b, NULL, e, 8), 8, "a receive completion lost");
+	for (i = 0; i < 8; i++) {
+		cr_expect_eq(e[i].op_context, &rbuf[i], "completion %d", i);
+		cr_expect_eq(e[i].tag, (uint64_t)i);
+		cr_expect_eq(rbuf[i], 1000 + (uint64_t)i);
+	}
+	small_ep_close(&a);
+	small_ep_close(&b);
+}
+
+/*
+ * Room is checked when an operation starts, not reserved: four large
+ * sends (completed when the receiver has copied them) then four inline
+ * sends (completed at once) fill a CQ of 4; the large sends' completions
+ * arrive on top of them and must not be lost.
+ */
+Test(cq, send_completions_overrunning_a_small_cq)
+{
+	enum { LARGE = 8000 };
+	struct small_ep a, b;
+	struct fi_cq_tagged_entry e[8];
+	static uint8_t big[4][LARGE], rbig[4][LARGE];
+	uint64_t small[4], rsmall[4];
+	int i, nlarge = 0, nsmall = 0;
+
+	small_ep_open(&a, 4);
+	small_ep_open(&b, 64);
+	small_ep_connect(&a, &b);
+	for (i = 0; i < 4; i++) {
+		memset(big[i], 'a' + i, LARGE);
+		cr_assert_eq(fi_tsend(a.ep, big[i], LARGE, NULL, a.peer,
+				      (uint64_t)i, big[i]),
+			     0);
+	}
+	for (i = 0; i < 4; i++)
+		cr_assert_eq(fi_tsend(a.ep, &small[i], sizeof(small[i]), NULL,
+				      a.peer, 4 + (uint64_t)i, &small[i]),
+			     0);
+	cr_expect_not(ext_has_space(a.cq), "the inline sends filled the CQ");
+	for (i = 0; i < 4; i++)
+		cr_assert_eq(fi_trecv(b.ep, rbig[i], LARGE, NULL, b.peer,
+				      (uint64_t)i, 0, NULL),
+			     0);
+	for (i = 0; i < 4; i++)
+		cr_assert_eq(fi_trecv(b.ep, &rsmall[i], sizeof(rsmall[i]), NULL,
+				      b.peer, 4 + (uint64_t)i, 0, NULL),
+			     0);
+	cr_assert_eq(drain(&b, NULL, e, 8), 8, "receives");
+	for (i = 0; i < 4; i++)
+		cr_expect_eq(rbig[i][LARGE - 1], 'a' + i);
+	cr_assert_eq(drain(&a, &b, e, 8), 8, "a send completion lost");
+	for (i = 0; i < 8; i++) {
+		if (e[i].op_context >= (void *)big &&
+		    e[i].op_context < (void *)(big + 4))
+			nlarge++;
+		else
+			nsmall++;
+	}
+	cr_expect_eq(nlarge, 4);
+	cr_expect_eq(nsmall, 4);
+	small_ep_close(&a);
+	small_ep_close(&b);
 }

@@ -357,7 +357,11 @@ struct gba_cq {
 	size_t err_size;
 	struct gba_cq_err *errs;
 	uint64_t err_head, err_tail;
-	uint64_t overflows;	 /* writes refused: CQ full */
+	struct gba_cq_over *over_head; /* full: completions in order */
+	struct gba_cq_over **over_tail;
+	_Atomic size_t nover;	 /* entries on the overflow list */
+	unsigned over_logged;	 /* the overflow was logged */
+	uint64_t overflows;	 /* completions lost: full, no memory */
 	struct gba_lock ep_lock; /* eps: held while progressing them */
 	struct gba_ep **eps;	 /* progressed by reads */
 	size_t neps, eps_size;
@@ -368,8 +372,9 @@ struct gba_cq {
 /*
  * Write one successful completion.  Formats CONTEXT/MSG/DATA/TAGGED take
  * what they need of the arguments; @src is reported by fi_cq_readfrom.
- * Returns 0 or -FI_EAGAIN when the CQ is full (the caller must not have
- * performed the operation yet: check gba_cq_reserve first).
+ * A full CQ keeps the completion in an overflow list (allocated) until
+ * reads make room; returns 0, or -FI_ENOMEM if that fails (lost, logged).
+ * Check gba_cq_has_space before starting an operation (FI_RM_ENABLED).
  */
 int gba_cq_write(struct gba_cq *cq, void *context, uint64_t flags, size_t len,
 		 void *buf, uint64_t data, uint64_t tag, fi_addr_t src);

@@ -7,6 +7,15 @@
  * Writes (gba_cq_write, hot path) allocate nothing and lock only when the
  * domain's threading model needs it.  Reads progress the endpoints bound
  * to the CQ first (manual progress of barriers in flight).
+ *
+ * A completion is never lost: one that finds the ring full (an operation
+ * started while there was room completes after other completions filled
+ * it, or receives arrive faster than the application reads) goes to an
+ * overflow list, allocated, in order; while the list is not empty every
+ * new completion joins it, and reads move its entries into the ring as
+ * they make room (libfabric's util CQ does the same).  Endpoints still
+ * check gba_cq_has_space, which counts the list, before starting an
+ * operation (FI_RM_ENABLED), so the list only absorbs such bursts.
  */
 #include "config.h"
 
@@ -36,17 +45,31 @@ struct gba_cq_err {
 /* Error details kept at once: min(CQ size, this). */
 #define GBA_CQ_ERR_MAX 256
 
+/* A completion that found the CQ full (gba_cq_over_add). */
+struct gba_cq_over {
+	struct gba_cq_over *next;
+	struct gba_cq_entry e;
+	struct gba_cq_err err; /* e.is_err: the details */
+};
+
 /* Ring slot of a monotonically increasing position. */
 static inline struct gba_cq_entry *gba_cq_slot(struct gba_cq *cq, uint64_t pos)
 {
 	return &cq->ring[pos % cq->size];
 }
 
-/* Entries (completions and error markers) queued in @cq. */
-static inline size_t gba_cq_used(struct gba_cq *cq)
+/* Entries (completions and error markers) in @cq's ring. */
+static inline size_t gba_cq_ring_used(struct gba_cq *cq)
 {
 	return (size_t)(atomic_load_explicit(&cq->tail, memory_order_acquire) -
 			atomic_load_explicit(&cq->head, memory_order_relaxed));
+}
+
+/* Entries queued in @cq: the ring and the overflow list. */
+static inline size_t gba_cq_used(struct gba_cq *cq)
+{
+	return gba_cq_ring_used(cq) +
+	       atomic_load_explicit(&cq->nover, memory_order_acquire);
 }
 
 /* Run the progress of every endpoint bound to @cq; *pending if busy. */
@@ -81,93 +104,159 @@ bool gba_cq_has_space(struct gba_cq *cq, size_t n)
 	       (size_t)err_used + n <= cq->err_size;
 }
 
+/* Room in the ring for @e (and its details); cq->lock held. */
+static bool gba_cq_ring_fits(struct gba_cq *cq, const struct gba_cq_entry *e)
+{
+	return atomic_load_explicit(&cq->tail, memory_order_relaxed) -
+			       atomic_load_explicit(&cq->head,
+						    memory_order_acquire) <
+		       cq->size &&
+	       (!e->is_err || cq->err_tail - cq->err_head < cq->err_size);
+}
+
+/* Put @e (details @err when an error) into the ring; cq->lock held. */
+static void gba_cq_ring_put(struct gba_cq *cq, const struct gba_cq_entry *e,
+			    const struct gba_cq_err *err)
+{
+	uint64_t tail = atomic_load_explicit(&cq->tail, memory_order_relaxed);
+
+	if (e->is_err) {
+		struct gba_cq_err *ee = &cq->errs[cq->err_tail % cq->err_size];
+
+		ee->e = err->e;
+		ee->err_data_size = err->err_data_size;
+		memcpy(ee->err_data, err->err_data, err->err_data_size);
+		__atomic_store_n(&cq->err_tail, cq->err_tail + 1,
+				 __ATOMIC_RELAXED);
+	}
+	*gba_cq_slot(cq, tail) = *e;
+	atomic_store_explicit(&cq->tail, tail + 1, memory_order_release);
+}
+
+/*
+ * Append @e to the overflow list; cq->lock held.  Returns 0, or
+ * -FI_ENOMEM (logged): the completion is lost.
+ */
+static int gba_cq_over_add(struct gba_cq *cq, const struct gba_cq_entry *e,
+			   const struct gba_cq_err *err)
+{
+	struct gba_cq_over *o = malloc(sizeof(*o));
+
+	if (!o) {
+		cq->overflows++;
+		FI_WARN(&gba_prov, FI_LOG_CQ,
+			"CQ %p full and no memory for an overflow entry: "
+			"completion of context %p lost\n",
+			(void *)cq, e->op_context);
+		return -FI_ENOMEM;
+	}
+	o->next = NULL;
+	o->e = *e;
+	if (e->is_err) {
+		o->err.e = err->e;
+		o->err.err_data_size = err->err_data_size;
+		memcpy(o->err.err_data, err->err_data, err->err_data_size);
+	}
+	*cq->over_tail = o;
+	cq->over_tail = &o->next;
+	if (!atomic_fetch_add_explicit(&cq->nover, 1, memory_order_release) &&
+	    !cq->over_logged++)
+		FI_INFO(&gba_prov, FI_LOG_CQ,
+			"CQ %p full (%zu entries): completions wait in an "
+			"overflow list until reads make room\n",
+			(void *)cq, cq->size);
+	return 0;
+}
+
+/* Move overflow entries into the ring while they fit; cq->lock held. */
+static void gba_cq_over_drain(struct gba_cq *cq)
+{
+	struct gba_cq_over *o;
+
+	while ((o = cq->over_head) && gba_cq_ring_fits(cq, &o->e)) {
+		gba_cq_ring_put(cq, &o->e, &o->err);
+		cq->over_head = o->next;
+		if (!cq->over_head)
+			cq->over_tail = &cq->over_head;
+		atomic_fetch_sub_explicit(&cq->nover, 1, memory_order_release);
+		free(o);
+	}
+}
+
+/*
+ * Queue @e in completion order: into the ring, or the overflow list when
+ * the ring is full or the list already holds entries.  Returns 0 or
+ * -FI_ENOMEM (lost, logged).
+ */
+static int gba_cq_enqueue(struct gba_cq *cq, const struct gba_cq_entry *e,
+			  const struct gba_cq_err *err)
+{
+	int ret = 0;
+
+	gba_lock_acquire(&cq->lock);
+	if (!cq->over_head && gba_cq_ring_fits(cq, e))
+		gba_cq_ring_put(cq, e, err);
+	else
+		ret = gba_cq_over_add(cq, e, err);
+	gba_lock_release(&cq->lock);
+	gba_wait_signal(&cq->wait);
+	return ret;
+}
+
 /*
  * gba_cq_write - queue a successful completion (see gba_prov.h).
- * Returns 0 or -FI_EAGAIN when the CQ is full (counted, logged once).
+ * Returns 0, or -FI_ENOMEM when the CQ is full and no overflow entry can
+ * be allocated (the completion is lost, logged).
  */
 int gba_cq_write(struct gba_cq *cq, void *context, uint64_t flags, size_t len,
 		 void *buf, uint64_t data, uint64_t tag, fi_addr_t src)
 {
-	struct gba_cq_entry *e;
-	uint64_t tail;
+	struct gba_cq_entry e = {
+		.op_context = context,
+		.flags = flags,
+		.len = len,
+		.buf = buf,
+		.data = data,
+		.tag = tag,
+		.src = src,
+		.is_err = false,
+	};
 
-	gba_lock_acquire(&cq->lock);
-	tail = atomic_load_explicit(&cq->tail, memory_order_relaxed);
-	if (tail - atomic_load_explicit(&cq->head, memory_order_acquire) >=
-	    cq->size) {
-		if (!cq->overflows++)
-			FI_WARN(&gba_prov, FI_LOG_CQ,
-				"CQ %p full (%zu entries): completion refused; "
-				"check gba_cq_has_space before operations\n",
-				(void *)cq, cq->size);
-		gba_lock_release(&cq->lock);
-		return -FI_EAGAIN;
-	}
-	e = gba_cq_slot(cq, tail);
-	e->op_context = context;
-	e->flags = flags;
-	e->len = len;
-	e->buf = buf;
-	e->data = data;
-	e->tag = tag;
-	e->src = src;
-	e->is_err = false;
-	atomic_store_explicit(&cq->tail, tail + 1, memory_order_release);
-	gba_lock_release(&cq->lock);
-	gba_wait_signal(&cq->wait);
-	return 0;
+	return gba_cq_enqueue(cq, &e, NULL);
 }
 
 /*
  * gba_cq_write_error_data - queue an error completion with provider error
- * data (see gba_prov.h).  Returns 0, -FI_EAGAIN (full), -FI_EINVAL
- * (@err_data_size > GBA_MAX_ERR_DATA or NULL data with a size).
+ * data (see gba_prov.h).  Returns 0, -FI_EINVAL (@err_data_size >
+ * GBA_MAX_ERR_DATA or NULL data with a size), -FI_ENOMEM (as
+ * gba_cq_write).
  */
 int gba_cq_write_error_data(struct gba_cq *cq, void *context, uint64_t flags,
 			    int err, int prov_errno, size_t len, size_t olen,
 			    const void *err_data, size_t err_data_size)
 {
-	struct gba_cq_entry *e;
-	struct gba_cq_err *ee;
-	uint64_t tail;
+	struct gba_cq_entry e = {
+		.op_context = context,
+		.flags = flags,
+		.is_err = true,
+	};
+	struct gba_cq_err ee;
 
 	if (err_data_size > GBA_MAX_ERR_DATA || (err_data_size && !err_data))
 		return GBA_WARN_RET(FI_LOG_CQ, -FI_EINVAL,
 				    "CQ error data of %zu bytes (max %d)\n",
 				    err_data_size, GBA_MAX_ERR_DATA);
-	gba_lock_acquire(&cq->lock);
-	tail = atomic_load_explicit(&cq->tail, memory_order_relaxed);
-	if (tail - atomic_load_explicit(&cq->head, memory_order_acquire) >=
-		    cq->size ||
-	    cq->err_tail - cq->err_head >= cq->err_size) {
-		cq->overflows++;
-		gba_lock_release(&cq->lock);
-		FI_WARN(&gba_prov, FI_LOG_CQ,
-			"CQ %p full: error completion (%s) refused\n",
-			(void *)cq, fi_strerror(err < 0 ? -err : err));
-		return -FI_EAGAIN;
-	}
-	ee = &cq->errs[cq->err_tail % cq->err_size];
-	memset(&ee->e, 0, sizeof(ee->e));
-	ee->e.op_context = context;
-	ee->e.flags = flags;
-	ee->e.len = len;
-	ee->e.olen = olen;
-	ee->e.err = err < 0 ? -err : err;
-	ee->e.prov_errno = prov_errno;
-	ee->err_data_size = err_data_size;
+	memset(&ee.e, 0, sizeof(ee.e));
+	ee.e.op_context = context;
+	ee.e.flags = flags;
+	ee.e.len = len;
+	ee.e.olen = olen;
+	ee.e.err = err < 0 ? -err : err;
+	ee.e.prov_errno = prov_errno;
+	ee.err_data_size = err_data_size;
 	if (err_data_size)
-		memcpy(ee->err_data, err_data, err_data_size);
-	__atomic_store_n(&cq->err_tail, cq->err_tail + 1, __ATOMIC_RELAXED);
-
-	e = gba_cq_slot(cq, tail);
-	e->op_context = context;
-	e->flags = flags;
-	e->is_err = true;
-	atomic_store_explicit(&cq->tail, tail + 1, memory_order_release);
-	gba_lock_release(&cq->lock);
-	gba_wait_signal(&cq->wait);
-	return 0;
+		memcpy(ee.err_data, err_data, err_data_size);
+	return gba_cq_enqueue(cq, &e, &ee);
 }
 
 /* gba_cq_write_error - gba_cq_write_error_data without error data. */
@@ -234,10 +323,10 @@ static ssize_t gba_cq_dequeue(struct gba_cq *cq, void *buf, size_t count,
 	ssize_t ret;
 
 	/* empty: answer without the lock (the common poll) */
-	if (atomic_load_explicit(&cq->head, memory_order_relaxed) ==
-	    atomic_load_explicit(&cq->tail, memory_order_acquire))
+	if (!gba_cq_used(cq))
 		return -FI_EAGAIN;
 	gba_lock_acquire(&cq->lock);
+	gba_cq_over_drain(cq);
 	head = atomic_load_explicit(&cq->head, memory_order_relaxed);
 	tail = atomic_load_explicit(&cq->tail, memory_order_acquire);
 	while (n < count && head != tail) {
@@ -251,8 +340,17 @@ static ssize_t gba_cq_dequeue(struct gba_cq *cq, void *buf, size_t count,
 		out += cq->entry_size;
 		head++;
 		n++;
+		if (head == tail && cq->over_head) {
+			/* the ring is read: refill it from the overflow */
+			atomic_store_explicit(&cq->head, head,
+					      memory_order_release);
+			gba_cq_over_drain(cq);
+			tail = atomic_load_explicit(&cq->tail,
+						    memory_order_relaxed);
+		}
 	}
 	atomic_store_explicit(&cq->head, head, memory_order_release);
+	gba_cq_over_drain(cq);
 	if (n)
 		ret = (ssize_t)n;
 	else if (head != tail)
@@ -334,6 +432,7 @@ static ssize_t gba_cq_readerr(struct fid_cq *cq_fid,
 	}
 
 	gba_lock_acquire(&cq->lock);
+	gba_cq_over_drain(cq);
 	head = atomic_load_explicit(&cq->head, memory_order_relaxed);
 	if (head == atomic_load_explicit(&cq->tail, memory_order_acquire) ||
 	    !gba_cq_slot(cq, head)->is_err) {
@@ -380,6 +479,7 @@ static ssize_t gba_cq_readerr(struct fid_cq *cq_fid,
 	}
 	__atomic_store_n(&cq->err_head, cq->err_head + 1, __ATOMIC_RELAXED);
 	atomic_store_explicit(&cq->head, head + 1, memory_order_release);
+	gba_cq_over_drain(cq);
 	gba_lock_release(&cq->lock);
 	return 1;
 }
@@ -556,6 +656,7 @@ void gba_cq_del_ep(struct gba_cq *cq, struct gba_ep *ep)
 static int gba_cq_close(struct fid *fid)
 {
 	struct gba_cq *cq = container_of(fid, struct gba_cq, cq_fid.fid);
+	struct gba_cq_over *o;
 
 	if (atomic_load(&cq->ref)) {
 		FI_WARN(&gba_prov, FI_LOG_CQ,
@@ -567,8 +668,13 @@ static int gba_cq_close(struct fid *fid)
 		gba_wait_set_del(cq->wait_set, &cq->cq_fid.fid);
 	if (cq->overflows)
 		FI_INFO(&gba_prov, FI_LOG_CQ,
-			"CQ closed after refusing %llu completions (full)\n",
+			"CQ closed after losing %llu completions (full, no "
+			"memory)\n",
 			(unsigned long long)cq->overflows);
+	while ((o = cq->over_head)) {
+		cq->over_head = o->next;
+		free(o);
+	}
 	gba_wait_fini(&cq->wait);
 	gba_lock_destroy(&cq->lock);
 	gba_lock_destroy(&cq->ep_lock);
@@ -762,6 +868,7 @@ int gba_cq_open(struct fid_domain *domain_fid, struct fi_cq_attr *attr,
 		goto err0;
 	}
 	cq->size = size;
+	cq->over_tail = &cq->over_head;
 	cq->err_size = size < GBA_CQ_ERR_MAX ? size : GBA_CQ_ERR_MAX;
 	cq->ring = calloc(size, sizeof(*cq->ring));
 	cq->errs = calloc(cq->err_size, sizeof(*cq->errs));
