@@ -6,13 +6,14 @@
 # added (mirroring the deb entries) so that the build can run
 # `apt-get source ucx=<installed version>` (ucx/uct_gba/fetch-ucx-src.sh).
 # libnuma-dev and libibverbs-dev are among the build dependencies of Debian's
-# UCX and shape its config.h the same way here.
+# UCX and shape its config.h the same way here.  gdb prints the stacks of a
+# test's processes when it times out (test/hang_dump.sh).
 set -e
 SUDO=
 [ "$(id -u)" = 0 ] || SUDO=sudo
 PKGS="build-essential autoconf automake libtool pkg-config
       libfabric-dev libfabric-bin uthash-dev libcriterion-dev
-      openmpi-bin libopenmpi-dev valgrind
+      openmpi-bin libopenmpi-dev valgrind gdb
       libucx-dev ucx-utils dpkg-dev xz-utils libnuma-dev libibverbs-dev"
 
 update=

@@ -8,7 +8,8 @@
 #   fails unless mpirun succeeds and every rank's MTL-OFI reported the
 #   provider gba (mtl_base_verbose: "mtl:ofi:provider: gba").
 # Environment: MPIRUN (unset: mpirun from PATH; empty: skip),
-#   MPI_TIMEOUT (seconds per run, default 120).
+#   MPI_TIMEOUT (seconds per run, default 120).  A run that times out
+#   prints its ranks' stacks (test/hang_dump.sh, 30 s before the kill).
 bindir=${top_builddir:-.}/test/mpi
 mpirun=${MPIRUN-mpirun}
 if [ -z "$mpirun" ] || ! command -v "$mpirun" >/dev/null 2>&1; then
@@ -21,9 +22,10 @@ if [ ! -x "$bindir/$prog" ]; then
 fi
 tmp=$(mktemp "${TMPDIR:-/tmp}/gba-mpi.XXXXXX") || exit 99
 case "$GBA_DEVICE" in
-emu:/*) trap 'rm -f "/dev/shm/${GBA_DEVICE#emu:/}" "$tmp"' EXIT ;;
-*) trap 'rm -f "$tmp"' EXIT ;;
+emu:/*) trap 'rm -f "/dev/shm/${GBA_DEVICE#emu:/}" "$tmp" "$tmp.stacks"' EXIT ;;
+*) trap 'rm -f "$tmp" "$tmp.stacks"' EXIT ;;
 esac
+hang_dump=${top_srcdir:-$(dirname "$0")/../..}/test/hang_dump.sh
 # forward the variables that are set (mpirun warns about unset ones)
 xenv=
 for v in FI_PROVIDER_PATH LD_LIBRARY_PATH GBA_DEVICE FI_GBA_DEVICE \
@@ -41,8 +43,20 @@ mpi_run() {
 		--mca mtl_base_verbose 100 $MPI_EXTRA \
 		-x FI_PROVIDER=gba $xenv "$bindir/$prog" "$@"
 	echo "+ $*"
+	# a hang: the ranks' stacks, taken just before timeout kills them
+	watchdog=
+	if [ -n "$tmo" ]; then
+		(sleep $((${MPI_TIMEOUT:-120} - 30)) &&
+			sh "$hang_dump" "$(cd "$bindir" && pwd)/$prog" \
+				>"$tmp.stacks" 2>&1) &
+		watchdog=$!
+	fi
 	"$@" >"$tmp" 2>&1
 	rc=$?
+	if [ -n "$watchdog" ]; then
+		kill "$watchdog" 2>/dev/null
+		wait "$watchdog" 2>/dev/null
+	fi
 	# the program's output, without the MCA framework chatter
 	grep -v -e '\] mca: *base' -e '\] mca:base:' -e '\] select: ' \
 		-e 'mtl:ofi:provider:' "$tmp"
@@ -51,6 +65,7 @@ mpi_run() {
 	if [ "$rc" != 0 ]; then
 		echo "FAIL: $prog with $np ranks exited with $rc"
 		grep 'mtl:ofi:provider:' "$tmp"
+		[ "$rc" = 124 ] && cat "$tmp.stacks" 2>/dev/null
 		exit 1
 	fi
 	if [ "$ngba" != "$np" ]; then
