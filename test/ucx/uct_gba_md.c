@@ -375,6 +375,106 @@ static void test_chunks(uct_md_h md, uct_worker_h worker,
 	uct_iface_close(other);
 }
 
+/* A receive descriptor a handler kept (UCT_CB_PARAM_FLAG_DESC) */
+static void *kept_desc;
+
+static ucs_status_t keep_am_handler(void *arg, void *data, size_t length,
+				    unsigned flags)
+{
+	self_am_handler(arg, data, length, flags);
+	if (!(flags & UCT_CB_PARAM_FLAG_DESC))
+		return UCS_OK;
+	kept_desc = data;
+	return UCS_INPROGRESS;
+}
+
+static struct {
+	unsigned count;
+	ucs_status_t status;
+} zcopy_done;
+
+static void zcopy_completed(uct_completion_t *comp)
+{
+	zcopy_done.count++;
+	zcopy_done.status = comp->status;
+}
+
+/* UCX_GBA_TX_CHUNKS=0: no transmit region.  am_bcopy goes up to a queue
+ * slot's size; a larger am_zcopy is read in place by the receiver, whose
+ * handler gets a receive descriptor it may keep; the send completes once
+ * the receiver has read it.  More than 64 chunks is refused. */
+static void test_no_chunks(uct_md_h md, uct_worker_h worker,
+			   uct_iface_config_t *config, uct_iface_h iface)
+{
+	unsigned char payload[9999];
+	unsigned char header = 0x33;
+	uct_completion_t comp;
+	uct_iface_params_t params;
+	uct_iface_h sender, receiver, bad;
+	uct_iface_attr_t attr;
+	size_t length = 4000;
+	uct_ep_h ep;
+	uct_iov_t iov;
+	int i;
+
+	REQUIRE(uct_config_modify(config, "TX_CHUNKS", "65") == UCS_OK);
+	memset(&params, 0, sizeof(params));
+	params.field_mask = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
+			    UCT_IFACE_PARAM_FIELD_DEVICE;
+	params.open_mode = UCT_IFACE_OPEN_MODE_DEVICE;
+	params.mode.device.tl_name = "gba";
+	params.mode.device.dev_name = "gba";
+	fprintf(stderr, "(an error about UCX_GBA_TX_CHUNKS=65 is expected)\n");
+	CHECK(uct_iface_open(md, worker, &params, config, &bad) ==
+	      UCS_ERR_INVALID_PARAM);
+
+	REQUIRE(uct_config_modify(config, "TX_CHUNKS", "0") == UCS_OK);
+	uct_ep_destroy(ep_to_new_iface(md, worker, config, iface, &sender));
+	ep = ep_to_new_iface(md, worker, config, sender, &receiver);
+	REQUIRE(uct_iface_query(sender, &attr) == UCS_OK);
+	CHECK(attr.cap.am.max_bcopy == 4032);
+	CHECK(attr.cap.am.max_zcopy == 65536);
+	REQUIRE(uct_iface_set_am_handler(receiver, 3, keep_am_handler, NULL,
+					 0) == UCS_OK);
+
+	self_am.count = 0;
+	CHECK(uct_ep_am_bcopy(ep, 3, self_am_pack, &length, 0) == 4000);
+	for (i = 0; i < 100000 && !self_am.count; i++)
+		uct_iface_progress(receiver);
+	CHECK(self_am.count == 1 && self_am.length == 4000 &&
+	      self_am.first == 0x11 && self_am.last == 0x5a);
+	CHECK(kept_desc == NULL); /* a bcopy message is in the queue's slot */
+
+	memset(payload, 0x77, sizeof(payload));
+	payload[sizeof(payload) - 1] = 0x99;
+	iov.buffer = payload;
+	iov.length = sizeof(payload);
+	iov.memh = UCT_MEM_HANDLE_NULL;
+	iov.stride = 0;
+	iov.count = 1;
+	comp.func = zcopy_completed;
+	comp.count = 1;
+	comp.status = UCS_OK;
+	CHECK(uct_ep_am_zcopy(ep, 3, &header, 1, &iov, 1, 0, &comp) ==
+	      UCS_INPROGRESS);
+	for (i = 0; i < 100000 && self_am.count < 2; i++)
+		uct_iface_progress(receiver);
+	CHECK(self_am.count == 2 && self_am.length == sizeof(payload) + 1 &&
+	      self_am.first == 0x33 && self_am.last == 0x99);
+	CHECK(kept_desc != NULL);
+	for (i = 0; i < 100000 && !zcopy_done.count; i++)
+		uct_iface_progress(sender);
+	CHECK(zcopy_done.count == 1 && zcopy_done.status == UCS_OK);
+	if (kept_desc)
+		uct_iface_release_desc(kept_desc);
+	kept_desc = NULL;
+
+	uct_ep_destroy(ep);
+	uct_iface_close(receiver);
+	uct_iface_close(sender);
+	REQUIRE(uct_config_modify(config, "TX_CHUNKS", "16") == UCS_OK);
+}
+
 static void test_iface(uct_component_h component, uct_md_h md)
 {
 	uct_tl_resource_desc_t *resources;
@@ -558,6 +658,7 @@ static void test_iface(uct_component_h component, uct_md_h md)
 		CHECK(uct_md_mem_dereg(md, memh) == UCS_OK);
 	}
 	test_chunks(md, worker, config, iface);
+	test_no_chunks(md, worker, config, iface);
 	CHECK(uct_iface_flush(iface, 0, NULL) == UCS_OK);
 	CHECK(uct_iface_progress(iface) == 0);
 

@@ -2,13 +2,14 @@
 # The stock UCX stack over the transport (libuct_gba.so preloaded):
 #   1. ucx_perftest UCT-level tests between two processes on device gba:
 #      am_lat, put_lat, add_lat, get (bcopy and zcopy), am_bw (bcopy in the
-#      queue and in chunks, zcopy), put_bw (zcopy, 1 MiB); the one-sided ones on memory the md
+#      queue and in chunks, zcopy; both also without chunks,
+#      UCX_GBA_TX_CHUNKS=0), put_bw (zcopy, 1 MiB); the one-sided ones on memory the md
 #      allocated (direct access) and on heap memory (UCX_GBA_ALLOC=heap:
 #      through the target's queue);
 #   2. ucx_perftest UCP-level tests with UCX_TLS=gba,self: tag_lat,
 #      ucp_put_lat, ucp_get, ucp_add (also on heap memory, UCX_ALLOC_PRIO=
 #      heap, without and with UCX_GBA_ASYNC_INTERVAL), stream_bw, tag_bw
-#      (1 MiB);
+#      (1 MiB; also without chunks);
 #   3. bad UCX_GBA_* values: the interface refuses to open with a message
 #      naming the parameter (ucx_info -d), nothing crashes;
 #   4. Open MPI (pml ucx, UCX_TLS=gba,self): test/mpi/mpi_p2p with 2 and 4
@@ -76,6 +77,11 @@ perf "am_bw bcopy 4000 B" -t am_bw $uct -D bcopy -s 4000 -n 20000
 perf "am_bw bcopy 64 KiB" -t am_bw $uct -D bcopy -s 65536 -n 20000
 perf "am_bw zcopy 64 KiB" -t am_bw $uct -D zcopy -s 65536 -n 5000
 perf "put_bw zcopy 1 MiB" -t put_bw $uct -D zcopy -s 1048576 -n 500
+export UCX_GBA_TX_CHUNKS=0
+perf "am_bw bcopy 4000 B, no chunks" -t am_bw $uct -D bcopy -s 4000 -n 20000
+perf "am_bw zcopy 64 KiB, no chunks (read in place)" -t am_bw $uct \
+	-D zcopy -s 65536 -n 5000
+unset UCX_GBA_TX_CHUNKS
 export UCX_GBA_ALLOC=heap
 perf "put_lat 8 B, heap" -t put_lat $uct -n 20000
 perf "add_lat, heap" -t add_lat $uct -n 20000
@@ -99,6 +105,10 @@ perf "ucp_add, heap, async progress" -t ucp_add -n 5000
 unset UCX_GBA_ASYNC_INTERVAL UCX_ALLOC_PRIO
 perf "stream_bw 1 MiB" -t stream_bw -s 1048576 -n 200
 perf "tag_bw 1 MiB" -t tag_bw -s 1048576 -n 200
+export UCX_GBA_TX_CHUNKS=0
+perf "stream_bw 1 MiB, no chunks" -t stream_bw -s 1048576 -n 200
+perf "tag_bw 64 KiB, no chunks" -t tag_bw -s 65536 -n 500
+unset UCX_GBA_TX_CHUNKS
 
 echo "== bad parameters"
 # bad <VAR=value> <expected message>: ucx_info -d cannot open the gba
@@ -121,6 +131,7 @@ bad() {
 bad UCX_GBA_RX_QUEUE_LEN=3 "UCX_GBA_RX_QUEUE_LEN=3"
 bad UCX_GBA_SEG_SIZE=100 "UCX_GBA_SEG_SIZE=100"
 bad UCX_GBA_MAX_OPS=0 "UCX_GBA_MAX_OPS"
+bad UCX_GBA_TX_CHUNKS=65 "UCX_GBA_TX_CHUNKS=65"
 unset UCX_TLS
 
 # forward the variables that are set (mpirun warns about unset ones)

@@ -30,11 +30,12 @@ uct_gba_chunk_hdr(uct_gba_chunks_t *chunks, unsigned index)
     return UCS_PTR_BYTE_OFFSET(chunks->tx.addr, index * chunks->stride);
 }
 
-void uct_gba_chunks_init(uct_gba_chunks_t *chunks, size_t size)
+void uct_gba_chunks_init(uct_gba_chunks_t *chunks, size_t size, unsigned count)
 {
     memset(chunks, 0, sizeof(*chunks));
     chunks->tx.fd  = -1;
     chunks->size   = size;
+    chunks->count  = count;
     chunks->stride = UCT_GBA_CHUNK_HDR +
                      ucs_align_up_pow2(size, UCT_GBA_CHUNK_HDR);
     kh_init_inplace(uct_gba_chunk_map, &chunks->peers);
@@ -51,17 +52,21 @@ void uct_gba_chunks_cleanup(uct_gba_chunks_t *chunks)
     gba_fab_seg_free(&chunks->tx);
 }
 
-/* The transmit region: UCT_GBA_TX_CHUNKS chunks */
+/* The transmit region: chunks->count chunks */
 static ucs_status_t uct_gba_chunks_alloc(uct_gba_chunks_t *chunks)
 {
     int ret;
 
-    ret = gba_fab_seg_alloc(UCT_GBA_TX_CHUNKS * chunks->stride, NULL,
+    if (chunks->count == 0) {
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    ret = gba_fab_seg_alloc(chunks->count * chunks->stride, NULL,
                             &chunks->tx);
     if (ret < 0) {
         ucs_error("gba: cannot allocate the transmit region of %u chunks of "
                   "%zu bytes: %s",
-                  UCT_GBA_TX_CHUNKS, chunks->size, strerror(-ret));
+                  chunks->count, chunks->size, strerror(-ret));
         return UCS_ERR_NO_MEMORY;
     }
     return UCS_OK;
@@ -74,7 +79,7 @@ static void uct_gba_chunks_reclaim(uct_gba_chunks_t *chunks)
     uct_gba_chunk_hdr_t *hdr;
     unsigned i;
 
-    for (i = 0; i < UCT_GBA_TX_CHUNKS; ++i) {
+    for (i = 0; i < chunks->count; ++i) {
         hdr = uct_gba_chunk_hdr(chunks, i);
         if (__atomic_load_n(&hdr->busy, __ATOMIC_ACQUIRE) &&
             gba_fab_peer_gone(chunks->dest[i])) {
@@ -99,8 +104,8 @@ ucs_status_t uct_gba_chunk_get(uct_gba_chunks_t *chunks, void **data_p)
         }
     }
 
-    for (i = 0; i < UCT_GBA_TX_CHUNKS; ++i) {
-        index = (chunks->next + i) % UCT_GBA_TX_CHUNKS;
+    for (i = 0; i < chunks->count; ++i) {
+        index = (chunks->next + i) % chunks->count;
         hdr   = uct_gba_chunk_hdr(chunks, index);
         if (!__atomic_load_n(&hdr->busy, __ATOMIC_ACQUIRE)) {
             chunks->cur = index;
@@ -130,7 +135,7 @@ void uct_gba_chunk_send(uct_gba_chunks_t *chunks, struct gba_fab_peer *dest,
     notice->offset            = UCS_PTR_BYTE_DIFF(chunks->tx.addr, hdr);
     notice->length            = length;
     notice->fd                = chunks->tx.fd;
-    chunks->next              = (chunks->cur + 1) % UCT_GBA_TX_CHUNKS;
+    chunks->next              = (chunks->cur + 1) % chunks->count;
 }
 
 void uct_gba_chunk_unsend(uct_gba_chunks_t *chunks)

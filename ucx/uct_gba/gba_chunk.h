@@ -4,7 +4,7 @@
  *
  * am_bcopy packs into a chunk of the interface's transmit region, a
  * shared-memory region of the engine (gba_fab_seg_alloc) cut into
- * UCT_GBA_TX_CHUNKS chunks of UCX_GBA_SEG_SIZE bytes, and sends the peer a
+ * UCX_GBA_TX_CHUNKS chunks of UCX_GBA_SEG_SIZE bytes, and sends the peer a
  * small notice naming the chunk.  The receiver maps the sender's region
  * (once per sender), hands the chunk's bytes to the handler and frees the
  * chunk with one store into its header.  The sender and the receiver each
@@ -21,8 +21,8 @@
 #include <ucs/type/status.h>
 
 
-/* Chunks in an interface's transmit region */
-#define UCT_GBA_TX_CHUNKS 16
+/* Most chunks in an interface's transmit region (UCX_GBA_TX_CHUNKS) */
+#define UCT_GBA_TX_CHUNKS_MAX 64
 
 /* Bytes before a chunk's data (its header, one cache line) */
 #define UCT_GBA_CHUNK_HDR 64
@@ -72,17 +72,22 @@ typedef struct uct_gba_chunks {
                                           until the first large am_bcopy */
     size_t                    stride;  /* Bytes from chunk to chunk */
     size_t                    size;    /* Data bytes of a chunk */
+    unsigned                  count;   /* Chunks; 0: no transmit region */
     unsigned                  next;    /* Chunk to look at first */
     unsigned                  cur;     /* Chunk uct_gba_chunk_get gave */
     ucs_time_t                check_time; /* Next look for gone receivers */
-    struct gba_fab_peer       *dest[UCT_GBA_TX_CHUNKS]; /* Receivers */
+    struct gba_fab_peer       *dest[UCT_GBA_TX_CHUNKS_MAX]; /* Receivers */
     khash_t(uct_gba_chunk_map) peers;  /* Attached regions by pid << 32 | fd */
 } uct_gba_chunks_t;
 /* clang-format on */
 
 
-/** Set up @a chunks for messages of up to @a size bytes (no allocation) */
-void uct_gba_chunks_init(uct_gba_chunks_t *chunks, size_t size);
+/**
+ * Set up @a count (at most UCT_GBA_TX_CHUNKS_MAX; 0: none, every
+ * uct_gba_chunk_get() fails) chunks for messages of up to @a size bytes;
+ * the region is allocated by the first uct_gba_chunk_get()
+ */
+void uct_gba_chunks_init(uct_gba_chunks_t *chunks, size_t size, unsigned count);
 
 /** Free the transmit region and unmap the senders' regions */
 void uct_gba_chunks_cleanup(uct_gba_chunks_t *chunks);
@@ -94,7 +99,7 @@ void uct_gba_chunks_cleanup(uct_gba_chunks_t *chunks);
  *
  * @return UCS_OK, UCS_ERR_NO_RESOURCE (every chunk holds a message its
  *         receiver has not finished with yet), UCS_ERR_NO_MEMORY (the first
- *         call could not allocate the region).
+ *         call could not allocate the region, or there are no chunks).
  */
 ucs_status_t uct_gba_chunk_get(uct_gba_chunks_t *chunks, void **data_p);
 

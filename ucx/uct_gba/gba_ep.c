@@ -380,6 +380,17 @@ static ssize_t uct_gba_ep_am_bcopy_nolock(uct_ep_h tl_ep, uint8_t id,
         goto out;
     }
 
+    if (ucs_unlikely(iface->chunks.count == 0)) {
+        /* No transmit region (UCX_GBA_TX_CHUNKS=0): max_bcopy is a slot's
+         * size, packed into the bounce buffer the engine copies from */
+        vec.iov_base = iface->tx_buf;
+        vec.iov_len  = pack_cb(vec.iov_base, arg);
+        ucs_assertv(vec.iov_len <= UCT_GBA_MAX_INLINE, "packed %zu bytes",
+                    vec.iov_len);
+        status = uct_gba_ep_am_send_inline(ep, id, &vec, 1);
+        goto out;
+    }
+
     /* Packed into the next chunk of the transmit region; up to the
      * queue's inline size the engine copies it into the peer's queue and
      * the chunk stays free, above that the peer reads it from the chunk */
@@ -448,7 +459,7 @@ uct_gba_ep_am_zcopy_nolock(uct_ep_h tl_ep, uint8_t id, const void *header,
     /* Above the queue's inline size, into a free chunk of the transmit
      * region: the sender's one copy, complete at return; the receiver
      * copies on its own CPU (see gba_chunk.h) */
-    if (total > UCT_GBA_MAX_INLINE) {
+    if ((total > UCT_GBA_MAX_INLINE) && iface->chunks.count) {
         status = uct_gba_chunk_get(&iface->chunks, &chunk);
         if (status == UCS_OK) {
             uct_gba_ep_direct_copy(1, vec, iovcnt + 1, chunk);
@@ -463,9 +474,10 @@ uct_gba_ep_am_zcopy_nolock(uct_ep_h tl_ep, uint8_t id, const void *header,
     }
 
     /* A message that fits the queue's slot (copied there at once), or no
-     * transmit region (it could not be allocated: the receiver reads the
-     * message in place later, with one cross-memory-attach copy; the
-     * header lives in the descriptor until then) */
+     * transmit region (UCX_GBA_TX_CHUNKS=0, or it could not be allocated:
+     * the receiver reads the message in place later, with one
+     * cross-memory-attach copy; the header lives in the descriptor until
+     * then) */
     op = uct_gba_op_get(iface, UCT_GBA_OP_PLAIN, comp);
     if (ucs_unlikely(op == NULL)) {
         return UCS_ERR_NO_MEMORY;

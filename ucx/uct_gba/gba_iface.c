@@ -39,11 +39,19 @@ static ucs_config_field_t uct_gba_iface_config_table[] = {
      UCS_CONFIG_TYPE_TABLE(uct_iface_config_table)},
 
     {"SEG_SIZE", "64k",
-     "Largest active message sent with am_zcopy, and largest get_bcopy. Active\n"
-     "messages above the size of a receive-queue slot are read by the receiver\n"
-     "from the sender's memory (single copy); the receiver keeps one buffer of\n"
-     "this size.",
+     "Largest active message (am_bcopy, am_zcopy) and largest get_bcopy. Active\n"
+     "messages above the size of a receive-queue slot go through a chunk of the\n"
+     "interface's transmit region (UCX_GBA_TX_CHUNKS chunks of this size).",
      ucs_offsetof(uct_gba_iface_config_t, seg_size), UCS_CONFIG_TYPE_MEMUNITS},
+
+    {"TX_CHUNKS", "16",
+     "Chunks of the transmit region, shared memory the sender copies active\n"
+     "messages above the size of a receive-queue slot into and the receiver\n"
+     "reads them from (one copy on each side, pipelined), at most 64. While all\n"
+     "are in use, such sends return UCS_ERR_NO_RESOURCE. 0: no region; am_bcopy\n"
+     "then goes up to a slot's size and the receiver reads larger am_zcopy\n"
+     "messages from the sender's memory in place (one copy, by the receiver).",
+     ucs_offsetof(uct_gba_iface_config_t, tx_chunks), UCS_CONFIG_TYPE_UINT},
 
     {"RX_QUEUE_LEN", "256",
      "Slots of the interface's receive queue (4 KiB each, a power of two,\n"
@@ -474,7 +482,9 @@ uct_gba_iface_query(uct_iface_h tl_iface, uct_iface_attr_t *iface_attr)
     iface_attr->cap.get.max_iov         = GBA_FAB_MAX_IOV;
 
     iface_attr->cap.am.max_short       = UCT_GBA_MAX_INLINE;
-    iface_attr->cap.am.max_bcopy       = iface->seg_size;
+    iface_attr->cap.am.max_bcopy       = iface->chunks.count ?
+                                         iface->seg_size :
+                                         UCT_GBA_MAX_INLINE;
     iface_attr->cap.am.min_zcopy       = 0;
     iface_attr->cap.am.max_zcopy       = iface->seg_size;
     iface_attr->cap.am.opt_zcopy_align = 1;
@@ -582,6 +592,11 @@ static UCS_CLASS_INIT_FUNC(uct_gba_iface_t, uct_md_h md, uct_worker_h worker,
         ucs_error("gba: UCX_GBA_MAX_OPS must be positive");
         return UCS_ERR_INVALID_PARAM;
     }
+    if (config->tx_chunks > UCT_GBA_TX_CHUNKS_MAX) {
+        ucs_error("gba: UCX_GBA_TX_CHUNKS=%u is more than %d",
+                  config->tx_chunks, UCT_GBA_TX_CHUNKS_MAX);
+        return UCS_ERR_INVALID_PARAM;
+    }
 
     UCS_CLASS_CALL_SUPER_INIT(uct_base_iface_t, &uct_gba_iface_ops,
                               &uct_base_iface_internal_ops, md, worker, params,
@@ -638,7 +653,7 @@ static UCS_CLASS_INIT_FUNC(uct_gba_iface_t, uct_md_h md, uct_worker_h worker,
         goto err_buf_mp;
     }
 
-    uct_gba_chunks_init(&self->chunks, self->seg_size);
+    uct_gba_chunks_init(&self->chunks, self->seg_size, config->tx_chunks);
     self->tx_buf = ucs_malloc(UCT_GBA_MAX_INLINE, "gba_tx_buf");
     if (self->tx_buf == NULL) {
         ucs_error("gba: failed to allocate the bounce buffer");

@@ -37,6 +37,7 @@ typedef struct uct_gba_iface_config {
     size_t             seg_size;   /* Largest am_zcopy / get_bcopy */
     unsigned           rx_queue_len; /* Receive queue slots */
     unsigned           max_ops;    /* Outstanding operations */
+    unsigned           tx_chunks;  /* Chunks of the transmit region */
     double             latency;    /* Reported latency, seconds */
     double             bandwidth;  /* Reported bandwidth, bytes/second */
     double             async_interval; /* Async progress period; 0: none */
@@ -70,7 +71,8 @@ typedef struct uct_gba_iface {
     ucs_mpool_t       op_mp;        /* Operation descriptors */
     ucs_mpool_t       buf_mp;       /* get_bcopy buffers, seg_size bytes */
     ucs_queue_head_t  pending;      /* Pending requests of all endpoints */
-    void              *tx_buf;      /* Bounce buffer of put_bcopy */
+    void              *tx_buf;      /* Bounce buffer of put_bcopy, and of
+                                       am_bcopy without chunks */
     uct_gba_chunks_t  chunks;       /* Large am_bcopy messages */
     ucs_mpool_t       rx_mp;        /* Receive descriptors of large AMs */
     size_t            rx_headroom;  /* User headroom in a descriptor */
