@@ -301,6 +301,17 @@ static void test_self_am(uct_iface_h iface, uct_ep_h ep)
 	CHECK(uct_iface_progress(iface) == 0); /* nothing went through the queue */
 }
 
+/* Parameters opening transport gba on device @dev */
+static void iface_params(uct_iface_params_t *params, const char *dev)
+{
+	memset(params, 0, sizeof(*params));
+	params->field_mask = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
+			     UCT_IFACE_PARAM_FIELD_DEVICE;
+	params->open_mode = UCT_IFACE_OPEN_MODE_DEVICE;
+	params->mode.device.tl_name = "gba";
+	params->mode.device.dev_name = dev;
+}
+
 /* An endpoint from @iface to a new interface of @md; the interface in
  * *@peer_p */
 static uct_ep_h ep_to_new_iface(uct_md_h md, uct_worker_h worker,
@@ -312,12 +323,7 @@ static uct_ep_h ep_to_new_iface(uct_md_h md, uct_worker_h worker,
 	uct_ep_params_t ep_params;
 	uct_ep_h ep;
 
-	memset(&params, 0, sizeof(params));
-	params.field_mask = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
-			    UCT_IFACE_PARAM_FIELD_DEVICE;
-	params.open_mode = UCT_IFACE_OPEN_MODE_DEVICE;
-	params.mode.device.tl_name = "gba";
-	params.mode.device.dev_name = "gba";
+	iface_params(&params, "gba");
 	REQUIRE(uct_iface_open(md, worker, &params, config, peer_p) == UCS_OK);
 	REQUIRE(uct_iface_get_device_address(*peer_p,
 					    (uct_device_addr_t *)dev) == UCS_OK);
@@ -418,12 +424,7 @@ static void test_no_chunks(uct_md_h md, uct_worker_h worker,
 	int i;
 
 	REQUIRE(uct_config_modify(config, "TX_CHUNKS", "65") == UCS_OK);
-	memset(&params, 0, sizeof(params));
-	params.field_mask = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
-			    UCT_IFACE_PARAM_FIELD_DEVICE;
-	params.open_mode = UCT_IFACE_OPEN_MODE_DEVICE;
-	params.mode.device.tl_name = "gba";
-	params.mode.device.dev_name = "gba";
+	iface_params(&params, "gba");
 	fprintf(stderr, "(an error about UCX_GBA_TX_CHUNKS=65 is expected)\n");
 	CHECK(uct_iface_open(md, worker, &params, config, &bad) ==
 	      UCS_ERR_INVALID_PARAM);
@@ -501,12 +502,7 @@ static void test_iface(uct_component_h component, uct_md_h md)
 	REQUIRE(uct_md_iface_config_read(md, "gba", NULL, NULL, &config) ==
 		UCS_OK);
 
-	memset(&params, 0, sizeof(params));
-	params.field_mask = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
-			    UCT_IFACE_PARAM_FIELD_DEVICE;
-	params.open_mode = UCT_IFACE_OPEN_MODE_DEVICE;
-	params.mode.device.tl_name = "gba";
-	params.mode.device.dev_name = "nodev";
+	iface_params(&params, "nodev");
 	CHECK(uct_iface_open(md, worker, &params, config, &iface) ==
 	      UCS_ERR_NO_DEVICE);
 
