@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "gba_prov.h"
+#include "rdma/fi_gba_ext.h"
 
 /* One queued barrier. */
 struct gba_barrier_op {
@@ -71,6 +72,7 @@ struct gba_mc {
 	struct gba_ep *ep;
 	struct gba_av_set *set;
 	struct gba_group *grp; /* NULL: barriers in software */
+	enum fi_gba_barrier_path path; /* why (fi_gba_mc_attr.barrier) */
 	struct gba_swc *swc;   /* the other collectives (gba_coll_sw.c) */
 	uint32_t member_id;
 	uint32_t member_count;
@@ -778,12 +780,62 @@ static int gba_mc_close(struct fid *fid)
 	return 0;
 }
 
+/*
+ * gba_mc_query - fi_gba_mc_ops.query (<rdma/fi_gba_ext.h>): where @mc_fid's
+ * barriers run and, on the device, its group's RELEASE_SEQ.  Returns 0 or
+ * -FI_EINVAL.
+ */
+static int gba_mc_query(struct fid_mc *mc_fid, struct fi_gba_mc_attr *attr)
+{
+	struct gba_group_diag diag;
+	struct gba_mc *mc;
+
+	if (!mc_fid || !attr || mc_fid->fid.fclass != FI_CLASS_MC)
+		return GBA_WARN_RET(FI_LOG_EP_CTRL, -FI_EINVAL,
+				    "fi_gba_mc_ops query: bad arguments\n");
+	mc = container_of(mc_fid, struct gba_mc, mc_fid);
+	memset(attr, 0, sizeof(*attr));
+	attr->member_id = mc->member_id;
+	attr->member_count = mc->member_count;
+	attr->barrier = mc->path;
+	if (!mc->grp || gba_group_diag(mc->grp, &diag))
+		return 0;
+	attr->group_index = diag.index;
+	attr->release_seq = diag.release_seq;
+	gba_lock_acquire(&mc->ep->lock);
+	attr->barriers = mc->head;
+	gba_lock_release(&mc->ep->lock);
+	return 0;
+}
+
+static struct fi_gba_mc_ops gba_mc_ext_ops = {
+	.size = sizeof(struct fi_gba_mc_ops),
+	.query = gba_mc_query,
+};
+
+/*
+ * gba_mc_ops_open - fi_open_ops(3) on a joined collective:
+ * FI_GBA_MC_OPS_1 returns struct fi_gba_mc_ops.  Returns 0, -FI_EINVAL,
+ * -FI_ENOSYS (other names).
+ */
+static int gba_mc_ops_open(struct fid *fid, const char *name, uint64_t flags,
+			   void **ops, void *context)
+{
+	if (!name || !ops)
+		return GBA_WARN_RET(FI_LOG_EP_CTRL, -FI_EINVAL,
+				    "fi_open_ops: bad arguments\n");
+	if (strcmp(name, FI_GBA_MC_OPS_1))
+		return gba_no_ops_open(fid, name, flags, ops, context);
+	*ops = &gba_mc_ext_ops;
+	return 0;
+}
+
 static struct fi_ops gba_mc_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = gba_mc_close,
 	.bind = gba_no_bind,
 	.control = gba_no_control,
-	.ops_open = gba_no_ops_open,
+	.ops_open = gba_mc_ops_open,
 };
 
 /*
@@ -959,18 +1011,22 @@ static uint32_t gba_mc_spin_polls(uint32_t members)
  * for other device errors (-FI_EADDRINUSE: that member is attached).
  */
 static int gba_join_device(struct gba_ep *ep, struct gba_group_attr *gattr,
-			   struct gba_group **grp)
+			   struct gba_group **grp,
+			   enum fi_gba_barrier_path *path)
 {
 	struct gba_dev *dev;
 	int ret;
 
 	*grp = NULL;
+	*path = FI_GBA_BARRIER_DEVICE;
 	if (!gba_params.offload) {
+		*path = FI_GBA_BARRIER_SW_DISABLED;
 		FI_INFO(&gba_prov, FI_LOG_EP_CTRL,
 			"barrier in software: FI_GBA_OFFLOAD=0\n");
 		return 0;
 	}
 	if (gattr->member_count > GBA_MAX_MEMBERS) {
+		*path = FI_GBA_BARRIER_SW_MEMBERS;
 		FI_INFO(&gba_prov, FI_LOG_EP_CTRL,
 			"barrier in software: %u members (the device takes "
 			"%d)\n",
@@ -979,6 +1035,7 @@ static int gba_join_device(struct gba_ep *ep, struct gba_group_attr *gattr,
 	}
 	ret = gba_domain_dev(ep->domain, &dev);
 	if (ret) {
+		*path = FI_GBA_BARRIER_SW_NO_DEVICE;
 		FI_WARN(&gba_prov, FI_LOG_EP_CTRL,
 			"barrier in software: no GBA device (%s)\n",
 			fi_strerror(-ret));
@@ -987,6 +1044,7 @@ static int gba_join_device(struct gba_ep *ep, struct gba_group_attr *gattr,
 	ret = gba_group_join(dev, gattr, grp);
 	if (ret == -ENOSPC) {
 		*grp = NULL;
+		*path = FI_GBA_BARRIER_SW_NO_GROUP;
 		FI_WARN(&gba_prov, FI_LOG_EP_CTRL,
 			"barrier in software: all hardware groups in use\n");
 		return 0;
@@ -1060,7 +1118,7 @@ int gba_ep_join(struct fid_ep *ep_fid, const void *addr, uint64_t flags,
 	if (ret)
 		goto err_free;
 
-	ret = gba_join_device(ep, &gattr, &mc->grp);
+	ret = gba_join_device(ep, &gattr, &mc->grp, &mc->path);
 	if (!ret)
 		ret = gba_swc_open(ep, gattr.key, set, gattr.member_id,
 				   &mc->swc);
