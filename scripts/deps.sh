@@ -7,13 +7,16 @@
 # `apt-get source ucx=<installed version>` (ucx/uct_gba/fetch-ucx-src.sh).
 # libnuma-dev and libibverbs-dev are among the build dependencies of Debian's
 # UCX and shape its config.h the same way here.  gdb prints the stacks of a
-# test's processes when it times out (test/hang_dump.sh).
+# test's processes when it times out (test/hang_dump.sh).  MPICH (mpich,
+# libmpich-dev) is installed beside Open MPI for the barrier-offload
+# library's MPICH build and tests; Open MPI stays the default mpirun/mpicc
+# (Debian's alternatives rank it first; checked below).
 set -e
 SUDO=
 [ "$(id -u)" = 0 ] || SUDO=sudo
 PKGS="build-essential autoconf automake libtool pkg-config
       libfabric-dev libfabric-bin uthash-dev libcriterion-dev
-      openmpi-bin libopenmpi-dev valgrind gdb
+      openmpi-bin libopenmpi-dev mpich libmpich-dev valgrind gdb
       libucx-dev ucx-utils dpkg-dev xz-utils libnuma-dev libibverbs-dev"
 
 update=
@@ -47,3 +50,12 @@ fi
 if [ -n "$missing" ]; then
 	$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing
 fi
+
+# Open MPI stays the default MPI (mpirun, mpicc) with MPICH beside it.
+for alt in mpirun:mpirun.openmpi mpi:mpicc.openmpi; do
+	name=${alt%%:*}
+	want=/usr/bin/${alt#*:}
+	if [ -x "$want" ] && [ "$(readlink "/etc/alternatives/$name")" != "$want" ]; then
+		$SUDO update-alternatives --set "$name" "$want"
+	fi
+done
