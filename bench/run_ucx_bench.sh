@@ -108,7 +108,8 @@ ucp "ucp tag_bw 64 KiB" 7 -t tag_bw -s 65536 -n 20000
 echo
 echo "== shmem_barrier_all (oshrun, SPML-UCX): gba,self vs posix,self"
 if command -v oshcc >/dev/null 2>&1 && command -v oshrun >/dev/null 2>&1 &&
-   oshcc -O2 -o "$tmp/shb" "$top_srcdir/bench/gba_bench_shmem_barrier.c"; then
+   oshcc -O2 -I"$top_srcdir/bench" -o "$tmp/shb" \
+	   "$top_srcdir/bench/gba_bench_shmem_barrier.c"; then
 	printf "%-24s %12s %12s %9s\n" "PEs" gba_us posix_us gba/posix
 	for np in 2 4 8; do
 		g= p= r=1
@@ -117,7 +118,7 @@ if command -v oshcc >/dev/null 2>&1 && command -v oshrun >/dev/null 2>&1 &&
 				v=$(timeout 120 oshrun --allow-run-as-root \
 					--oversubscribe --bind-to none -np $np \
 					--mca osc ^rdma -x LD_PRELOAD="$mod" \
-					-x UCX_TLS=$tls "$tmp/shb" 5000 2>/dev/null |
+					-x UCX_TLS=$tls "$tmp/shb" 5000 1 2>/dev/null |
 					sed -n 's/.* us=//p')
 				[ -n "$v" ] || { status=1; v=-; }
 				if [ $tls = gba,self ]; then g="$g $v"; else p="$p $v"; fi
