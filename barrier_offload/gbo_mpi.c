@@ -144,3 +144,38 @@ GBO_EXPORT int MPI_Barrier(MPI_Comm comm)
 	PMPI_Comm_call_errhandler(comm, MPI_ERR_OTHER);
 	return MPI_ERR_OTHER;
 }
+
+#ifdef OPEN_MPI
+/*
+ * Fortran bindings of Open MPI (mpif.h, "use mpi", "use mpi_f08") call
+ * PMPI_Barrier, not MPI_Barrier, so they are replaced too (MPICH's call
+ * MPI_Barrier and need nothing).  @comm: the Fortran handle; @ierr:
+ * receives the error code (optional in mpi_f08: may be NULL).
+ */
+static void gbo_fortran_barrier(MPI_Fint *comm, MPI_Fint *ierr)
+{
+	int ret = MPI_Barrier(PMPI_Comm_f2c(*comm));
+
+	if (ierr)
+		*ierr = (MPI_Fint)ret;
+}
+
+/* mpif.h and "use mpi": every name mangling gfortran and others use. */
+GBO_EXPORT void mpi_barrier_(MPI_Fint *comm, MPI_Fint *ierr)
+{
+	gbo_fortran_barrier(comm, ierr);
+}
+
+GBO_EXPORT void mpi_barrier__(MPI_Fint *comm, MPI_Fint *ierr)
+	__attribute__((alias("mpi_barrier_")));
+GBO_EXPORT void mpi_barrier(MPI_Fint *comm, MPI_Fint *ierr)
+	__attribute__((alias("mpi_barrier_")));
+GBO_EXPORT void MPI_BARRIER(MPI_Fint *comm, MPI_Fint *ierr)
+	__attribute__((alias("mpi_barrier_")));
+
+/* "use mpi_f08": TYPE(MPI_Comm) is one INTEGER; IERROR is OPTIONAL. */
+GBO_EXPORT void mpi_barrier_f08_(MPI_Fint *comm, MPI_Fint *ierr)
+{
+	gbo_fortran_barrier(comm, ierr);
+}
+#endif

@@ -16,7 +16,7 @@ SUDO=
 [ "$(id -u)" = 0 ] || SUDO=sudo
 PKGS="build-essential autoconf automake libtool pkg-config
       libfabric-dev libfabric-bin uthash-dev libcriterion-dev
-      openmpi-bin libopenmpi-dev mpich libmpich-dev valgrind gdb
+      openmpi-bin libopenmpi-dev mpich libmpich-dev gfortran valgrind gdb
       libucx-dev ucx-utils dpkg-dev xz-utils libnuma-dev libibverbs-dev"
 
 update=

@@ -10,6 +10,7 @@
 #   freed); 40 communicators alive (32 offloaded, 8 in software);
 #   MPI_Finalize with groups held (the next run finds all 32 groups
 #   free); the library disabled; a broken offload that the check catches
+#   Fortran (use mpi, use mpi_f08; Open MPI's bindings call PMPI_Barrier)
 #   MPICH (mpiexec.mpich, ch4:ucx): communicators with 2, 4 and 8 ranks
 prog=$top_builddir/test/offload/offload_mpi
 . "${top_srcdir:-$(dirname "$0")/../..}/test/offload/offload_env.sh"
@@ -55,6 +56,30 @@ check_counts "offload_mpi held" rank
 # the groups held at MPI_Finalize were released: 32 are free again
 ompi ucx 2 alive -I 5
 check_counts "offload_mpi alive" rank alive
+
+echo "== Fortran (use mpi, use mpi_f08): Open MPI's bindings call PMPI_Barrier"
+mpifort=${MPIFORT:-mpifort}
+if command -v "$mpifort" >/dev/null 2>&1; then
+	for f in mpi f08; do
+		fdef=
+		[ $f = f08 ] && fdef=-DF08
+		if ! "$mpifort" -cpp $fdef -o "$out.$f" \
+			"$top_srcdir/test/offload/offload_fortran.f90"; then
+			bad "mpifort $fdef offload_fortran.f90"
+			continue
+		fi
+		prog=$out.$f
+		launch "fortran $f" "$mpirun" --allow-run-as-root --oversubscribe \
+			--bind-to none -np 2 --mca pml ob1 --mca btl self,vader \
+			$xenv -x LD_PRELOAD="$san$lib" "$out.$f" ||
+			bad "fortran $f: exit $rc"
+		check_counts "offload_fortran" rank
+		rm -f "$out.$f"
+	done
+	prog=$top_builddir/test/offload/offload_mpi
+else
+	echo "  skipped: no mpifort"
+fi
 
 echo "== disabled (GBA_BARRIER_ENABLE=0): every barrier in PMPI_Barrier"
 xenv="$xenv -x GBA_BARRIER_ENABLE=0"
