@@ -56,7 +56,9 @@
 /* ---- Control-plane table (shared by all processes using the device) ---- */
 
 #define GBA_BOOK_MAGIC 0x4b4f4f4241424721ULL	/* "!GBABOOK" */
-#define GBA_BOOK_LAYOUT 2	/* 2: one cache line per member in the switch */
+/* 3: the epoch registers derived from the switch's counter line (an image
+ * of another layout is refused: its users count arrivals elsewhere) */
+#define GBA_BOOK_LAYOUT 3
 
 enum {
 	GBA_BOOK_FREE = 0,
@@ -103,6 +105,12 @@ struct gba_book {
  * latched here when CONTROL.ENABLE is written, so that the arrival path
  * reads one cache line that changes once per barrier (when the epoch
  * advances) instead of register lines that change on every arrival.
+ *
+ * The epoch registers are not stored on every arrival: they are derived
+ * from this state when read (gba_emu.c): ARRIVAL_COUNT is count,
+ * RELEASE_SEQ is epoch - 1, ARRIVED_MASK has the bit of every member whose
+ * last == epoch.  A barrier thus writes one shared line (the counter
+ * line) and the release flags, as the switch's own logic would.
  */
 #define GBA_EMU_SW_ENABLE 0x1u	/* latched CONTROL.ENABLE */
 #define GBA_EMU_SW_ARM 0x2u	/* latched CONTROL.ARM */
@@ -113,18 +121,22 @@ struct gba_emu_member {
 } __attribute__((aligned(GBA_CACHE_LINE)));
 
 struct gba_emu_sw {
-	/* line 0: read by every arrival, written only by CONTROL stores */
+	/* lines 0-1: read by every arrival, written only by CONTROL stores */
 	_Atomic uint32_t ctrl;	/* GBA_EMU_SW_* */
 	uint32_t member_count;
 	uint32_t mask_words;	/* words of member_mask in use */
 	uint64_t member_mask[GBA_MASK_WORDS];
 	/*
-	 * The sequence number being collected, on its own line: written once
-	 * per barrier by the completer, read by arrivals only when the
-	 * arriving member's release flag does not already prove it (see
-	 * gba_emu_switch.c), so that line 0 stays shared in every cache.
+	 * The counter line.  epoch: the sequence number being collected,
+	 * written once per barrier by the completer and read by arrivals
+	 * only when the arriving member's release flag does not already
+	 * prove it (see gba_emu_switch.c).  count: arrivals counted in the
+	 * epoch; every counted arrival adds one, the completer (whose add
+	 * reached member_count) resets it before advancing the epoch, on
+	 * the line its add has just brought into its cache.
 	 */
 	_Atomic uint32_t epoch __attribute__((aligned(GBA_CACHE_LINE)));
+	_Atomic uint32_t count;
 	/*
 	 * member[m].last: the last sequence number member m was counted
 	 * with.  An arrival (m, s) is counted only by the compare-exchange

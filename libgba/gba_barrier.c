@@ -99,10 +99,20 @@ static int group_lost(struct gba_group *grp, uint32_t seq, uint32_t member)
 	return -EPIPE;
 }
 
-static inline int release_seq_reached(struct gba_group *grp, uint32_t seq)
+/*
+ * Register @off of the group's window through the backend (slow path):
+ * the emulated device derives the epoch registers (ARRIVAL_COUNT,
+ * RELEASE_SEQ, ARRIVED_MASK) from its switch state.
+ */
+static uint64_t group_reg(struct gba_group *grp, uint64_t off)
 {
-	return gba_seq_reached(
-		(uint32_t)gba_reg_load(grp->regs, GBA_RELEASE_SEQ), seq);
+	return grp->dev->ops->read64(grp->dev,
+				     GBA_GROUP_REG_BASE(grp->index) + off);
+}
+
+static int release_seq_reached(struct gba_group *grp, uint32_t seq)
+{
+	return gba_seq_reached((uint32_t)group_reg(grp, GBA_RELEASE_SEQ), seq);
 }
 
 /*
@@ -110,10 +120,10 @@ static inline int release_seq_reached(struct gba_group *grp, uint32_t seq)
  * process is gone.  Returns 1 if the barrier turns out to be released, 0
  * if nothing is wrong, -EPIPE if a peer is lost.
  *
- * A member that was released and then exited must not be reported: the
- * completer stores RELEASE_SEQ before clearing ARRIVED_MASK (release), so
- * when we read a clear bit (acquire) and then find the member dead,
- * re-reading RELEASE_SEQ tells whether it was cleared by a release.  Our
+ * A member that was released and then exited must not be reported: its
+ * ARRIVED_MASK bit is cleared by the release, which sets RELEASE_SEQ
+ * first, so when we read a clear bit (acquire) and then find the member
+ * dead, re-reading RELEASE_SEQ tells whether it was cleared by a release.  Our
  * own flag may still be in flight (the completer stores flags one by one,
  * and may even have died doing so); RELEASE_SEQ covers that too.
  */
@@ -136,7 +146,7 @@ static int group_check_peers(struct gba_group *grp, uint32_t seq)
 	 * arrived or not.  (If the completer is merely descheduled, a dead
 	 * member still dooms the group at the next barrier.)
 	 */
-	stuck = gba_reg_load(grp->regs, GBA_ARRIVAL_COUNT) >= n;
+	stuck = group_reg(grp, GBA_ARRIVAL_COUNT) >= n;
 	if (stuck && !grp->stuck) {
 		grp->stuck = 1;
 		return 0;
@@ -150,7 +160,7 @@ static int group_check_peers(struct gba_group *grp, uint32_t seq)
 		grp->peer_cursor = (m + 1) % n;
 		if (m == grp->member_id)
 			continue;
-		word = gba_reg_load(grp->regs, GBA_ARRIVED_MASK(m / 64));
+		word = group_reg(grp, GBA_ARRIVED_MASK(m / 64));
 		if (((word >> (m % 64)) & 1) && !stuck)
 			continue;
 		slot = atomic_load_explicit(&bg->slot[m],

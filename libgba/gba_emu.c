@@ -31,13 +31,31 @@
 
 /* ---- Register ops ---------------------------------------------------------- */
 
+/*
+ * A load from the BAR.  The epoch registers of a group window are derived
+ * from the switch state (gba_emu_sw_read); everything else is stored in
+ * the image.
+ */
 static uint64_t emu_read64(struct gba_dev *dev, uint64_t off)
 {
+	uint64_t r = (off - GBA_GROUP_REG_OFFSET) % GBA_GROUP_REG_STRIDE;
+
+	if (off >= GBA_GROUP_REG_OFFSET && off < GBA_BAR_SIZE &&
+	    gba_emu_sw_derived(r))
+		return gba_emu_sw_read(dev, (off - GBA_GROUP_REG_OFFSET) /
+						    GBA_GROUP_REG_STRIDE,
+				       r);
 	return __atomic_load_n(REG(dev->bar, off), __ATOMIC_ACQUIRE);
 }
 
 static uint32_t emu_read32(struct gba_dev *dev, uint64_t off)
 {
+	uint64_t r = (off - GBA_GROUP_REG_OFFSET) % GBA_GROUP_REG_STRIDE;
+
+	if (off >= GBA_GROUP_REG_OFFSET && off < GBA_BAR_SIZE &&
+	    gba_emu_sw_derived(r & ~7ULL))
+		return (uint32_t)(emu_read64(dev, off & ~7ULL) >>
+				  (8 * (off & 4)));
 	return __atomic_load_n((uint32_t *)(dev->bar + off), __ATOMIC_ACQUIRE);
 }
 
