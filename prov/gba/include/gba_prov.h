@@ -675,6 +675,7 @@ struct gba_ep {
 	uint64_t src_cache_gen;
 	/* Software collectives (gba_coll_sw.c), under @lock. */
 	LIST_HEAD(, gba_swc) swcs;	       /* one per joined collective */
+	atomic_int swc_ops; /* in flight: progress retries their sends */
 	struct gba_swc_msg_list swc_orphans; /* for collectives not joined yet */
 };
 

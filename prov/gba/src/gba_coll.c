@@ -385,17 +385,22 @@ static ssize_t gba_barrier2(struct fid_ep *ep_fid, fi_addr_t coll_addr,
 	return gba_trigger_queue(cntr, threshold, &bt->base);
 }
 
-/* gba_barrier - fi_barrier(3): fi_barrier2 with the endpoint's flags. */
+/*
+ * gba_barrier - fi_barrier(3): fi_barrier2 with the endpoint's flags
+ * (without FI_TRIGGER among them, straight to the queue).
+ */
 static ssize_t gba_barrier(struct fid_ep *ep_fid, fi_addr_t coll_addr,
 			   void *context)
 {
 	struct gba_ep *ep = gba_ep_of(ep_fid);
+	uint64_t flags;
 
 	if (!ep)
 		return -FI_EINVAL;
-	return gba_barrier2(ep_fid, coll_addr,
-			    gba_ep_op_flags(ep_fid, true) & GBA_EP_TX_OPFLAGS,
-			    context);
+	flags = gba_ep_op_flags(ep_fid, true) & GBA_EP_TX_OPFLAGS;
+	if (flags & FI_TRIGGER)
+		return gba_barrier2(ep_fid, coll_addr, flags, context);
+	return gba_barrier_post(ep, coll_addr, flags, context);
 }
 
 /*

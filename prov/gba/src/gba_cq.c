@@ -72,13 +72,18 @@ static inline size_t gba_cq_used(struct gba_cq *cq)
 	       atomic_load_explicit(&cq->nover, memory_order_acquire);
 }
 
-/* Run the progress of every endpoint bound to @cq; *pending if busy. */
+/*
+ * Run the progress of every endpoint bound to @cq, once each (an endpoint
+ * bound for both directions is listed twice, adjacent); *pending if busy.
+ */
 static void gba_cq_progress(struct gba_cq *cq, bool *pending)
 {
 	size_t i;
 
 	gba_lock_acquire(&cq->ep_lock);
 	for (i = 0; i < cq->neps; i++) {
+		if (i && cq->eps[i] == cq->eps[i - 1])
+			continue;
 		gba_ep_progress(cq->eps[i]);
 		if (pending && gba_ep_pending(cq->eps[i]))
 			*pending = true;
@@ -601,11 +606,14 @@ static const char *gba_cq_strerror(struct fid_cq *cq_fid, int prov_errno,
 
 /*
  * gba_cq_add_ep - attach @ep: CQ reads progress it and the CQ cannot be
- * closed while attached.  Returns 0 or -FI_ENOMEM.
+ * closed while attached.  An endpoint attached for both directions is
+ * listed twice, next to each other (progress skips the second).
+ * Returns 0 or -FI_ENOMEM.
  */
 int gba_cq_add_ep(struct gba_cq *cq, struct gba_ep *ep)
 {
 	struct gba_ep **eps;
+	size_t i;
 	int ret = 0;
 
 	if (!cq || !ep)
@@ -622,7 +630,12 @@ int gba_cq_add_ep(struct gba_cq *cq, struct gba_ep *ep)
 		cq->eps = eps;
 		cq->eps_size = n;
 	}
-	cq->eps[cq->neps++] = ep;
+	for (i = 0; i < cq->neps && cq->eps[i] != ep; i++)
+		;
+	memmove(&cq->eps[i + 1], &cq->eps[i],
+		(cq->neps - i) * sizeof(cq->eps[0]));
+	cq->eps[i] = ep;
+	cq->neps++;
 	atomic_fetch_add(&cq->ref, 1);
 out:
 	gba_lock_release(&cq->ep_lock);
