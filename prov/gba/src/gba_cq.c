@@ -110,7 +110,8 @@ bool gba_cq_has_space(struct gba_cq *cq, size_t n)
 }
 
 /* Room in the ring for @e (and its details); cq->lock held. */
-static bool gba_cq_ring_fits(struct gba_cq *cq, const struct gba_cq_entry *e)
+static inline bool gba_cq_ring_fits(struct gba_cq *cq,
+				    const struct gba_cq_entry *e)
 {
 	return atomic_load_explicit(&cq->tail, memory_order_relaxed) -
 			       atomic_load_explicit(&cq->head,
@@ -120,8 +121,9 @@ static bool gba_cq_ring_fits(struct gba_cq *cq, const struct gba_cq_entry *e)
 }
 
 /* Put @e (details @err when an error) into the ring; cq->lock held. */
-static void gba_cq_ring_put(struct gba_cq *cq, const struct gba_cq_entry *e,
-			    const struct gba_cq_err *err)
+static inline void gba_cq_ring_put(struct gba_cq *cq,
+				   const struct gba_cq_entry *e,
+				   const struct gba_cq_err *err)
 {
 	uint64_t tail = atomic_load_explicit(&cq->tail, memory_order_relaxed);
 
@@ -173,8 +175,8 @@ static int gba_cq_over_add(struct gba_cq *cq, const struct gba_cq_entry *e,
 	return 0;
 }
 
-/* Move overflow entries into the ring while they fit; cq->lock held. */
-static void gba_cq_over_drain(struct gba_cq *cq)
+/* gba_cq_over_drain's loop. */
+static void gba_cq_over_move(struct gba_cq *cq)
 {
 	struct gba_cq_over *o;
 
@@ -186,6 +188,13 @@ static void gba_cq_over_drain(struct gba_cq *cq)
 		atomic_fetch_sub_explicit(&cq->nover, 1, memory_order_release);
 		free(o);
 	}
+}
+
+/* Move overflow entries into the ring while they fit; cq->lock held. */
+static inline void gba_cq_over_drain(struct gba_cq *cq)
+{
+	if (cq->over_head)
+		gba_cq_over_move(cq);
 }
 
 /*
