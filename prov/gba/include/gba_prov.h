@@ -201,7 +201,19 @@ struct gba_wait {
 
 int gba_wait_init(struct gba_wait *wait, enum fi_wait_obj type);
 void gba_wait_fini(struct gba_wait *wait);
-void gba_wait_signal(struct gba_wait *wait);
+void gba_wait_wake(struct gba_wait *wait);
+
+/*
+ * gba_wait_signal - wake whoever waits on @wait (and on its wait set).
+ * Inline: FI_WAIT_NONE and FI_WAIT_YIELD waiters poll (gba_wait_sleep
+ * yields), so signalling them is a no-op.
+ */
+static inline void gba_wait_signal(struct gba_wait *wait)
+{
+	if (wait->set ||
+	    (wait->type != FI_WAIT_NONE && wait->type != FI_WAIT_YIELD))
+		gba_wait_wake(wait);
+}
 /* Block up to timeout_ms (<0: forever).  0, -FI_EAGAIN on timeout. */
 int gba_wait_block(struct gba_wait *wait, int timeout_ms);
 /*

@@ -202,8 +202,9 @@ static inline void gba_cq_over_drain(struct gba_cq *cq)
  * the ring is full or the list already holds entries.  Returns 0 or
  * -FI_ENOMEM (lost, logged).
  */
-static int gba_cq_enqueue(struct gba_cq *cq, const struct gba_cq_entry *e,
-			  const struct gba_cq_err *err)
+static inline int gba_cq_enqueue(struct gba_cq *cq,
+				 const struct gba_cq_entry *e,
+				 const struct gba_cq_err *err)
 {
 	int ret = 0;
 
