@@ -363,7 +363,8 @@ struct gba_cq {
 	struct gba_wait_set *wait_set;
 	atomic_bool signaled; /* fi_cq_signal */
 	size_t size;	      /* ring capacity */
-	struct gba_cq_entry *ring;
+	struct gba_cq_entry *ring; /* mask + 1 >= size slots */
+	uint64_t mask;		   /* slot of position p: p & mask */
 	_Atomic uint64_t head; /* next to read */
 	_Atomic uint64_t tail; /* next to write */
 	size_t err_size;

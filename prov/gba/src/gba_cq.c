@@ -55,7 +55,7 @@ struct gba_cq_over {
 /* Ring slot of a monotonically increasing position. */
 static inline struct gba_cq_entry *gba_cq_slot(struct gba_cq *cq, uint64_t pos)
 {
-	return &cq->ring[pos % cq->size];
+	return &cq->ring[pos & cq->mask];
 }
 
 /* Entries (completions and error markers) in @cq's ring. */
@@ -891,9 +891,13 @@ int gba_cq_open(struct fid_domain *domain_fid, struct fi_cq_attr *attr,
 		goto err0;
 	}
 	cq->size = size;
+	/* slots: the next power of two (a mask, not a division, per access) */
+	for (cq->mask = 1; cq->mask < size; cq->mask <<= 1)
+		;
+	cq->ring = calloc(cq->mask, sizeof(*cq->ring));
+	cq->mask--;
 	cq->over_tail = &cq->over_head;
 	cq->err_size = size < GBA_CQ_ERR_MAX ? size : GBA_CQ_ERR_MAX;
-	cq->ring = calloc(size, sizeof(*cq->ring));
 	cq->errs = calloc(cq->err_size, sizeof(*cq->errs));
 	if (!cq->ring || !cq->errs) {
 		ret = -FI_ENOMEM;
