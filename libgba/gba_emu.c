@@ -101,11 +101,6 @@ static void emu_write32(struct gba_dev *dev, uint64_t off, uint32_t val)
 				 __ATOMIC_RELEASE);
 }
 
-static void emu_doorbell(struct gba_dev *dev, unsigned g, uint64_t val)
-{
-	gba_emu_sw_arrival(dev, g, val);
-}
-
 /* ---- Control-plane lock ------------------------------------------------------ */
 
 static int emu_reopen(struct gba_dev *dev)
@@ -147,7 +142,7 @@ static const struct gba_ops gba_emu_ops = {
 	.read32 = emu_read32,
 	.write64 = emu_write64,
 	.write32 = emu_write32,
-	.doorbell = emu_doorbell,
+	.doorbell = gba_emu_sw_arrival,	/* the switch, called directly */
 	.report_error = gba_emu_sw_report_error,
 	.lock = emu_lock,
 	.unlock = emu_unlock,
