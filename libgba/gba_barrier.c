@@ -248,7 +248,8 @@ int gba_group_wait(struct gba_group *grp, uint32_t seq, int timeout_ms)
 	/*
 	 * Spin.  The budget adapts: it shrinks when spinning did not pay
 	 * off (more processes than cores: the peers need our CPU) and grows
-	 * back when barriers complete while spinning.
+	 * back when barriers complete while spinning.  It is 0 in a group
+	 * that oversubscribes the emulated device's host (gba_group_join).
 	 */
 	spin = grp->spin;
 	for (i = 0; i < spin; i++) {

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "gba_backend.h"
 
@@ -147,6 +148,22 @@ static uint32_t key_group_id(uint64_t key)
 	return id ? id : 1;
 }
 
+/*
+ * True for a group of the emulated device with more members than this
+ * host has online CPUs: its members cannot all run at once, so
+ * gba_group_wait yields at once instead of spinning (a spinning member
+ * holds the CPU a member that has not arrived needs).  Members of a
+ * hardware group live on many hosts.
+ */
+static int gba_group_oversubscribed(struct gba_dev *dev,
+				    const struct gba_group_attr *attr)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return !strcmp(dev->ops->name, "emu") && cpus > 0 &&
+	       attr->member_count > (uint32_t)cpus;
+}
+
 /* Find the group of @attr->key, or allocate and program one. */
 static int group_find_or_alloc(struct gba_dev *dev,
 			       const struct gba_group_attr *attr,
@@ -248,7 +265,7 @@ int gba_group_join(struct gba_dev *dev, const struct gba_group_attr *attr,
 	 */
 	grp->seq = (uint32_t)dev->ops->read64(dev, GBA_GROUP_REG_BASE(g) +
 						   GBA_RELEASE_SEQ);
-	grp->spin = GBA_SPIN_MAX;
+	grp->spin = gba_group_oversubscribed(dev, attr) ? 0 : GBA_SPIN_MAX;
 	grp->next = dev->groups;
 	dev->groups = grp;
 	*grpp = grp;

@@ -128,8 +128,10 @@ int gba_group_test(struct gba_group *grp, uint32_t seq);
 
 /*
  * gba_group_wait - wait for release of @seq: spin, then yield, then sleep,
- * so that more processes than cores progress.  @timeout_ms < 0 waits
- * forever.  Returns 0, -ETIMEDOUT, -EPROTO or -EPIPE as gba_group_test.
+ * so that more processes than cores progress (in a group of the emulated
+ * device with more members than the host has online CPUs, yield at once).
+ * @timeout_ms < 0 waits forever.  Returns 0, -ETIMEDOUT, -EPROTO or
+ * -EPIPE as gba_group_test.
  */
 int gba_group_wait(struct gba_group *grp, uint32_t seq, int timeout_ms);
 
