@@ -5,8 +5,12 @@
  * adds one to an arrival counter on a shared cache line; the arrival that
  * completes the count stores the sequence number into every member's
  * release flag (one cache line per member); members spin on their own
- * flag, yielding the CPU the way the provider's waiting does when there
- * are more members than CPUs (at once), and after a spin budget otherwise.
+ * flag, yielding the CPU the way the provider's waiting does: after a
+ * spin budget when the members can all run at once; when there are more
+ * members than CPUs, at once unless every member still to arrive last
+ * arrived on another CPU (each member notes where it arrives in its flag
+ * line, as gba_group_should_yield reads it), and then not for up to 25 us
+ * per member per CPU.
  *
  * The -n members are forked processes sharing an anonymous mapping.
  * Rounds alternate between pinned (member i on the i-th allowed CPU,
@@ -43,13 +47,17 @@
 /* Unreleased polls before yielding when members <= CPUs (the provider's
  * spin budget). */
 #define SPIN_POLLS 128
+/* Longest a member keeps its CPU, per member per CPU (more members than
+ * CPUs). */
+#define KEEP_NS_PER_MEMBER 25000
 
 struct floor_shm {
 	/* the arrival counter: the only line every member writes */
 	_Atomic uint64_t count __attribute__((aligned(LINE)));
-	/* release flags, one line each */
+	/* release flags, one line each; where: (cpu << 32) | last arrival */
 	struct {
 		_Atomic uint64_t seq;
+		_Atomic uint64_t where;
 	} __attribute__((aligned(LINE))) flag[MAX_MEMBERS];
 	/* each member's mean of the last round, in microseconds */
 	double mean_us[MAX_MEMBERS] __attribute__((aligned(LINE)));
@@ -59,7 +67,7 @@ struct floor_member {
 	struct floor_shm *shm;
 	int id, n;
 	uint64_t seq;
-	bool yield_at_once; /* more members than CPUs */
+	uint64_t keep_ns;   /* more members than CPUs: longest keep */
 	cpu_set_t all;	    /* the CPUs allowed at start */
 	int cpu;	    /* the one pinned rounds use */
 };
@@ -81,14 +89,42 @@ static double now_us(void)
 	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
 
+static inline bool floor_released(struct floor_member *fm, uint64_t seq)
+{
+	return (int64_t)(atomic_load_explicit(&fm->shm->flag[fm->id].seq,
+					      memory_order_acquire) -
+			 seq) >= 0;
+}
+
+/* More members than CPUs: may a member still to arrive need our CPU? */
+static bool floor_needed_here(struct floor_member *fm, uint64_t seq)
+{
+	uint64_t cpu = (uint32_t)sched_getcpu(), w;
+	int m;
+
+	for (m = 0; m < fm->n; m++) {
+		w = atomic_load_explicit(&fm->shm->flag[m].where,
+					 memory_order_relaxed);
+		if ((uint32_t)w != (uint32_t)seq && w >> 32 == cpu)
+			return true;
+	}
+	return false;
+}
+
 /* One barrier: arrive (one atomic add), release if last, wait. */
 static void floor_barrier(struct floor_member *fm)
 {
 	struct floor_shm *shm = fm->shm;
 	uint64_t seq = ++fm->seq;
 	unsigned polls = 0;
+	double t0;
 	int m;
 
+	if (fm->keep_ns)
+		atomic_store_explicit(&shm->flag[fm->id].where,
+				      ((uint64_t)(uint32_t)sched_getcpu() << 32) |
+					      (uint32_t)seq,
+				      memory_order_relaxed);
 	if (atomic_fetch_add_explicit(&shm->count, 1, memory_order_acq_rel) +
 		    1 == seq * fm->n) {
 		for (m = 0; m < fm->n; m++)
@@ -96,13 +132,22 @@ static void floor_barrier(struct floor_member *fm)
 					      memory_order_release);
 		return;
 	}
-	while ((int64_t)(atomic_load_explicit(&shm->flag[fm->id].seq,
-					      memory_order_acquire) -
-			 seq) < 0) {
-		if (fm->yield_at_once || ++polls > SPIN_POLLS)
+	while (!floor_released(fm, seq)) {
+		if (!fm->keep_ns) {
+			if (++polls > SPIN_POLLS)
+				sched_yield();
+			else
+				cpu_relax();
+		} else if (floor_needed_here(fm, seq)) {
 			sched_yield();
-		else
-			cpu_relax();
+		} else {
+			t0 = now_us();
+			while (!floor_released(fm, seq) &&
+			       now_us() - t0 < fm->keep_ns / 1e3)
+				cpu_relax();
+			if (!floor_released(fm, seq))
+				sched_yield();
+		}
 	}
 }
 
@@ -159,7 +204,9 @@ static void floor_member_run(struct floor_shm *shm, int id, int n, int iters,
 
 	sched_getaffinity(0, sizeof(fm.all), &fm.all);
 	fm.cpu = floor_cpu(&fm.all, id);
-	fm.yield_at_once = n > CPU_COUNT(&fm.all);
+	if (n > CPU_COUNT(&fm.all))
+		fm.keep_ns = (uint64_t)(n + CPU_COUNT(&fm.all) - 1) /
+			     CPU_COUNT(&fm.all) * KEEP_NS_PER_MEMBER;
 	us[0] = calloc(rounds, sizeof(double));
 	us[1] = calloc(rounds, sizeof(double));
 	floor_round(&fm, iters / 10 + 1, 0);

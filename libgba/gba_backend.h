@@ -195,6 +195,18 @@ struct gba_dev {
 #define GBA_SPIN_MAX 4096
 #define GBA_SPIN_MIN 64
 
+/*
+ * Word 1 of a release flag's line, in a group that oversubscribes the
+ * emulated device's host: where its member last arrived, (cpu << 32) |
+ * seq, stored by the member (gba_group_arrive) and read by the waiters
+ * deciding whether to give their CPU away (gba_group_should_yield).
+ * Host-side bookkeeping: the switch stores word 0, the flag, only.
+ */
+#define GBA_WHERE(cpu, seq) \
+	(((uint64_t)(uint32_t)(cpu) << 32) | (uint64_t)(uint32_t)(seq))
+#define GBA_WHERE_CPU(w) ((uint32_t)((uint64_t)(w) >> 32))
+#define GBA_WHERE_SEQ(w) ((uint32_t)(w))
+
 struct gba_group {
 	/* hot: data plane */
 	uint32_t seq;		/* last sequence this member arrived with */
@@ -205,6 +217,19 @@ struct gba_group {
 	struct gba_dev *dev;
 	_Atomic uint64_t *flag;	/* this member's release flag */
 	volatile uint64_t *regs;	/* group register window */
+
+	/*
+	 * Oversubscribed waiting (gba_group_should_yield): where points to
+	 * word 1 of our flag line, NULL when the group's members can all
+	 * run at once; board to member 0's flag line.  A waiter keeps its
+	 * CPU from idle_ns (0: not spinning) for at most idle_max_ns.
+	 */
+	_Atomic uint64_t *where;
+	uint8_t *board;
+	uint64_t idle_ns;
+	uint64_t idle_max_ns;
+	uint32_t idle_seq;
+	uint32_t idle_polls;
 
 	/* error and dead-peer detection state (slow path) */
 	uint32_t poll_seq;	/* seq the counters below belong to */

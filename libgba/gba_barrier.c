@@ -42,9 +42,53 @@ uint32_t gba_group_arrive(struct gba_group *grp)
 	if (!grp || !grp->dev)
 		return 0;
 	seq = ++grp->seq;	/* wraps from 2^32-1 to 0 */
+	if (grp->where)		/* for gba_group_should_yield */
+		atomic_store_explicit(grp->where,
+				      GBA_WHERE(sched_getcpu(), seq),
+				      memory_order_relaxed);
 	grp->doorbell(grp->dev, grp->index,
 		      GBA_ARRIVAL_VALUE(grp->member_id, seq));
 	return seq;
+}
+
+/* Polls between two clock reads of a waiter that keeps its CPU. */
+#define GBA_IDLE_CLOCK_POLLS 16
+
+/*
+ * Keep the CPU (0) or give it away (1)?  Members that cannot all run at
+ * once (see gba_group_should_yield in gba.h) keep it when every member
+ * that has not arrived at @seq last arrived on another CPU: their turns
+ * are elsewhere, and this one sees the release without a context switch.
+ * The decision holds for idle_max_ns; then the waiter yields and decides
+ * again (a member may have moved to this CPU since it last arrived).
+ */
+int gba_group_should_yield(struct gba_group *grp, uint32_t seq)
+{
+	uint32_t m, cpu;
+	uint64_t where;
+
+	if (!grp || !grp->dev || !grp->where)
+		return 1;
+	if (grp->idle_ns && grp->idle_seq == seq) {
+		if (++grp->idle_polls % GBA_IDLE_CLOCK_POLLS ||
+		    gba_now_ns() - grp->idle_ns < grp->idle_max_ns)
+			return 0;
+		grp->idle_ns = 0;
+		return 1;
+	}
+	cpu = (uint32_t)sched_getcpu();
+	for (m = 0; m < grp->member_count; m++) {
+		where = atomic_load_explicit(
+			(_Atomic uint64_t *)(grp->board + m * GBA_FLAG_STRIDE) +
+				1,
+			memory_order_relaxed);
+		if (GBA_WHERE_SEQ(where) != seq && GBA_WHERE_CPU(where) == cpu)
+			return 1; /* its turn may be on this CPU */
+	}
+	grp->idle_ns = gba_now_ns();
+	grp->idle_seq = seq;
+	grp->idle_polls = 0;
+	return 0;
 }
 
 void gba_group_ring(struct gba_group *grp, uint64_t doorbell)
@@ -283,10 +327,10 @@ int gba_group_wait(struct gba_group *grp, uint32_t seq, int timeout_ms)
 		now = gba_now_ns();
 		if (timeout_ms >= 0 && now >= deadline)
 			return -ETIMEDOUT;
-		if (now - start < GBA_YIELD_NS)
-			sched_yield();
-		else
+		if (now - start >= GBA_YIELD_NS)
 			nanosleep(&ts, NULL);
+		else if (gba_group_should_yield(grp, seq))
+			sched_yield();
 	}
 }
 

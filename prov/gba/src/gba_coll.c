@@ -66,8 +66,11 @@ struct gba_barrier_op {
  * cores make progress (DESIGN.md section 3, "Waiting").  A barrier on
  * idle cores is released well within this budget: no syscall.  A group
  * with more members than this host has online CPUs is oversubscribed on
- * the emulated device: its members yield at once (as Open MPI's
- * mpi_yield_when_idle does when it detects oversubscription).
+ * the emulated device: its members stop spinning at once (as Open MPI's
+ * mpi_yield_when_idle does when it detects oversubscription), and the
+ * core library's gba_group_should_yield decides each time whether a
+ * yield can help: it cannot when every member still to arrive runs on
+ * another CPU, and then the member keeps polling.
  */
 #define GBA_SPIN_POLLS 128
 
@@ -272,7 +275,8 @@ void gba_coll_progress(struct gba_ep *ep)
 		TAILQ_FOREACH(mc, &ep->mcs, entry) {
 			while (n < GBA_COLL_BATCH && gba_mc_poll(mc, &done[n]))
 				n++;
-			if (mc->in_flight && mc->waits >= mc->spin_polls)
+			if (mc->in_flight && mc->waits >= mc->spin_polls &&
+			    gba_group_should_yield(mc->grp, mc->seq))
 				yield = true;
 		}
 		gba_lock_release(&ep->lock);
