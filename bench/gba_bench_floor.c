@@ -120,9 +120,9 @@ static void floor_barrier(struct floor_member *fm)
 	double t0;
 	int m;
 
-	if (fm->keep_ns)
+	if (fm->keep_ns)	/* where we arrive: (cpu << 32) | seq */
 		atomic_store_explicit(&shm->flag[fm->id].where,
-				      ((uint64_t)(uint32_t)sched_getcpu() << 32) |
+				      (uint64_t)(uint32_t)sched_getcpu() << 32 |
 					      (uint32_t)seq,
 				      memory_order_relaxed);
 	if (atomic_fetch_add_explicit(&shm->count, 1, memory_order_acq_rel) +

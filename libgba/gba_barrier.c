@@ -54,6 +54,12 @@ uint32_t gba_group_arrive(struct gba_group *grp)
 /* Polls between two clock reads of a waiter that keeps its CPU. */
 #define GBA_IDLE_CLOCK_POLLS 16
 
+/* Member @m's where word (GBA_WHERE), word 1 of its flag line. */
+static inline _Atomic uint64_t *group_where(struct gba_group *grp, uint32_t m)
+{
+	return (_Atomic uint64_t *)(grp->board + m * GBA_FLAG_STRIDE) + 1;
+}
+
 /*
  * Keep the CPU (0) or give it away (1)?  Members that cannot all run at
  * once (see gba_group_should_yield in gba.h) keep it when every member
@@ -78,10 +84,8 @@ int gba_group_should_yield(struct gba_group *grp, uint32_t seq)
 	}
 	cpu = (uint32_t)sched_getcpu();
 	for (m = 0; m < grp->member_count; m++) {
-		where = atomic_load_explicit(
-			(_Atomic uint64_t *)(grp->board + m * GBA_FLAG_STRIDE) +
-				1,
-			memory_order_relaxed);
+		where = atomic_load_explicit(group_where(grp, m),
+					     memory_order_relaxed);
 		if (GBA_WHERE_SEQ(where) != seq && GBA_WHERE_CPU(where) == cpu)
 			return 1; /* its turn may be on this CPU */
 	}
@@ -167,9 +171,9 @@ static int release_seq_reached(struct gba_group *grp, uint32_t seq)
  * A member that was released and then exited must not be reported: its
  * ARRIVED_MASK bit is cleared by the release, which sets RELEASE_SEQ
  * first, so when we read a clear bit (acquire) and then find the member
- * dead, re-reading RELEASE_SEQ tells whether it was cleared by a release.  Our
- * own flag may still be in flight (the completer stores flags one by one,
- * and may even have died doing so); RELEASE_SEQ covers that too.
+ * dead, re-reading RELEASE_SEQ tells whether it was cleared by a release.
+ * Our own flag may still be in flight (the completer stores flags one by
+ * one, and may even have died doing so); RELEASE_SEQ covers that too.
  */
 static int group_check_peers(struct gba_group *grp, uint32_t seq)
 {

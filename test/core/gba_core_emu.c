@@ -518,10 +518,10 @@ Test(emu, read_only_registers_ignore_stores)
 static void where_set(uint8_t *img, struct gba_group *grp, uint32_t m,
 		      uint32_t cpu, uint32_t seq)
 {
-	__atomic_store_n((uint64_t *)(img + GBA_FLAG_IOVA(
-						   gba_test_group_index(grp), m) +
-				      8),
-			 GBA_WHERE(cpu, seq), __ATOMIC_RELAXED);
+	uint64_t iova = GBA_FLAG_IOVA(gba_test_group_index(grp), m);
+
+	__atomic_store_n((uint64_t *)(img + iova + 8), GBA_WHERE(cpu, seq),
+			 __ATOMIC_RELAXED);
 }
 
 /*

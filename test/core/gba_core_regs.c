@@ -160,10 +160,10 @@ Test(regs, emu_image_matches_map, .fini = fini)
 	 */
 	cr_expect_eq(gba_group_arrive(a), 1);
 	cr_expect_eq(gba_group_arrive(b), 1);
-	cr_expect_eq(gba_test_reg_read(dev, base + 0x0008), 2);	/* COUNT */
-	cr_expect_eq(gba_test_reg_read(dev, base + 0x1810), 1);	/* ARRIVED[0] */
-	cr_expect_eq(gba_test_reg_read(dev, base + 0x1818), 2);	/* ARRIVED[1] */
-	cr_expect_eq(gba_test_reg_read(dev, base + 0x0078), 0);	/* RELEASE_SEQ */
+	cr_expect_eq(gba_test_reg_read(dev, base + 0x0008), 2); /* COUNT */
+	cr_expect_eq(gba_test_reg_read(dev, base + 0x1810), 1); /* ARRIVED[0] */
+	cr_expect_eq(gba_test_reg_read(dev, base + 0x1818), 2); /* ARRIVED[1] */
+	cr_expect_eq(gba_test_reg_read(dev, base + 0x0078), 0); /* RELEASE */
 	for (m = 1; m < 65; m++)
 		gba_group_ring(a, GBA_ARRIVAL_VALUE(m, 1));
 	/* release: RELEASE_SEQ, flags at IOVA, masks cleared, COMPLETE */
