@@ -35,6 +35,21 @@ static inline void cpu_relax(void)
 #endif
 }
 
+/*
+ * Arrival of a member of an oversubscribed group: note where it arrives
+ * (for gba_group_should_yield), then ring.  Out of line, so that the
+ * common arrival needs no registers saved around the note.
+ */
+static __attribute__((noinline)) uint32_t group_arrive_noted(
+	struct gba_group *grp, uint32_t seq)
+{
+	atomic_store_explicit(grp->where, GBA_WHERE(sched_getcpu(), seq),
+			      memory_order_relaxed);
+	grp->doorbell(grp->dev, grp->index,
+		      GBA_ARRIVAL_VALUE(grp->member_id, seq));
+	return seq;
+}
+
 uint32_t gba_group_arrive(struct gba_group *grp)
 {
 	uint32_t seq;
@@ -42,10 +57,8 @@ uint32_t gba_group_arrive(struct gba_group *grp)
 	if (!grp || !grp->dev)
 		return 0;
 	seq = ++grp->seq;	/* wraps from 2^32-1 to 0 */
-	if (grp->where)		/* for gba_group_should_yield */
-		atomic_store_explicit(grp->where,
-				      GBA_WHERE(sched_getcpu(), seq),
-				      memory_order_relaxed);
+	if (grp->where)
+		return group_arrive_noted(grp, seq);
 	grp->doorbell(grp->dev, grp->index,
 		      GBA_ARRIVAL_VALUE(grp->member_id, seq));
 	return seq;
