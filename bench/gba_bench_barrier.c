@@ -7,14 +7,19 @@
  * --mca btl self,vader); MPI only bootstraps (address exchange) and
  * provides the anchor.  Both barriers are timed in alternating rounds; each
  * round's figure is the slowest rank's mean, the reported figure is the
- * median round.
+ * median round.  With -P the processes also run pinned rounds (rank i on
+ * the i-th CPU it may use, modulo their number: sched_setaffinity),
+ * alternating with the unpinned ones, and a second line reports them.
  *
  * Options: -I iterations per round (default 20000), -r rounds (default 5),
- *          -p provider (default gba).
- * Output (rank 0): one line
+ *          -p provider (default gba), -P pinned rounds too.
+ * Output (rank 0): one line, two with -P
  *   barrier np=N iters=I gba_us=X mpi_us=Y speedup=Y/X
+ *   barrier_pinned np=N iters=I gba_us=X mpi_us=Y speedup=Y/X
  */
+#define _GNU_SOURCE
 #include <getopt.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,6 +163,24 @@ static void gba_barrier(struct gba_bench *b)
 	}
 }
 
+/*
+ * Pin the caller to the @rank-th CPU of @all (modulo their number) if @pin,
+ * else let it run on all of @all.
+ */
+static void bench_pin(const cpu_set_t *all, int rank, int pin)
+{
+	int cpu, k = 0, index = rank % CPU_COUNT(all);
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, all) && k++ == index)
+			break;
+	CPU_SET(cpu, &one);
+	if (sched_setaffinity(0, sizeof(cpu_set_t), pin ? &one : all))
+		perror("sched_setaffinity");
+}
+
 /* Mean barrier time of the slowest rank, in microseconds. */
 static double time_round(struct gba_bench *b, int iters, int use_gba)
 {
@@ -177,15 +200,30 @@ static double time_round(struct gba_bench *b, int iters, int use_gba)
 	return slowest;
 }
 
+/* Rank 0 prints the medians of @rounds rounds (sorts the arrays). */
+static void bench_report(const char *name, int size, int iters, int rounds,
+			 double *gba_us, double *mpi_us)
+{
+	double g, m;
+
+	qsort(gba_us, rounds, sizeof(*gba_us), cmp_double);
+	qsort(mpi_us, rounds, sizeof(*mpi_us), cmp_double);
+	g = gba_us[rounds / 2];
+	m = mpi_us[rounds / 2];
+	printf("%s np=%d iters=%d gba_us=%.3f mpi_us=%.3f speedup=%.2f\n", name,
+	       size, iters, g, m, m / g);
+}
+
 int main(int argc, char **argv)
 {
 	struct gba_bench b = {0};
 	const char *prov = "gba";
-	int iters = 20000, rounds = 5, rank, size, op, r;
-	double *gba_us, *mpi_us;
+	int iters = 20000, rounds = 5, pinned = 0, rank, size, op, r, pin;
+	double *gba_us[2], *mpi_us[2];
+	cpu_set_t all;
 
 	MPI_Init(&argc, &argv);
-	while ((op = getopt(argc, argv, "I:r:p:h")) != -1) {
+	while ((op = getopt(argc, argv, "I:r:p:Ph")) != -1) {
 		switch (op) {
 		case 'I':
 			iters = atoi(optarg);
@@ -196,9 +234,12 @@ int main(int argc, char **argv)
 		case 'p':
 			prov = optarg;
 			break;
+		case 'P':
+			pinned = 1;
+			break;
 		default:
 			fprintf(stderr, "usage: %s [-I iters] [-r rounds] "
-				"[-p provider]\n", argv[0]);
+				"[-p provider] [-P]\n", argv[0]);
 			MPI_Finalize();
 			return op == 'h' ? 0 : 2;
 		}
@@ -210,24 +251,34 @@ int main(int argc, char **argv)
 	}
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	sched_getaffinity(0, sizeof(all), &all);
 	bench_open(&b, prov, rank, size);
 
-	gba_us = calloc(rounds, sizeof(*gba_us));
-	mpi_us = calloc(rounds, sizeof(*mpi_us));
+	for (pin = 0; pin < 2; pin++) {
+		gba_us[pin] = calloc(rounds, sizeof(double));
+		mpi_us[pin] = calloc(rounds, sizeof(double));
+	}
 	time_round(&b, iters / 10 + 1, 1);	/* warm-up */
 	time_round(&b, iters / 10 + 1, 0);
 	for (r = 0; r < rounds; r++) {
-		gba_us[r] = time_round(&b, iters, 1);
-		mpi_us[r] = time_round(&b, iters, 0);
+		for (pin = 0; pin <= pinned; pin++) {
+			if (pinned)
+				bench_pin(&all, rank, pin);
+			gba_us[pin][r] = time_round(&b, iters, 1);
+			mpi_us[pin][r] = time_round(&b, iters, 0);
+		}
 	}
-	qsort(gba_us, rounds, sizeof(*gba_us), cmp_double);
-	qsort(mpi_us, rounds, sizeof(*mpi_us), cmp_double);
-	if (rank == 0)
-		printf("barrier np=%d iters=%d gba_us=%.3f mpi_us=%.3f "
-		       "speedup=%.2f\n", size, iters, gba_us[rounds / 2],
-		       mpi_us[rounds / 2], mpi_us[rounds / 2] / gba_us[rounds / 2]);
-	free(gba_us);
-	free(mpi_us);
+	if (rank == 0) {
+		bench_report("barrier", size, iters, rounds, gba_us[0],
+			     mpi_us[0]);
+		if (pinned)
+			bench_report("barrier_pinned", size, iters, rounds,
+				     gba_us[1], mpi_us[1]);
+	}
+	for (pin = 0; pin < 2; pin++) {
+		free(gba_us[pin]);
+		free(mpi_us[pin]);
+	}
 	bench_close(&b);
 	MPI_Finalize();
 	return 0;

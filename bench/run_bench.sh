@@ -1,18 +1,19 @@
 #!/bin/sh
 # Run the benchmarks and print each figure next to its anchor, measured in
 # the same run: barrier latency vs Open MPI 4.1.4 MPI_Barrier (btl
-# self,vader) for 2, 4 and 8 processes, self RMA vs memcpy, tagged-message
-# latency and bandwidth of two processes vs libfabric's shm provider, and
-# an MPI ping-pong over MTL-OFI + gba vs Open MPI's ob1 + vader, and a
-# chained schedule (puts, barrier, puts) issued by the host vs as
-# triggered work.
+# self,vader) and vs the floor of a shared-memory barrier
+# (gba_bench_floor), unpinned and pinned, for 2, 4 and 8 processes; self
+# RMA vs memcpy; tagged-message latency and bandwidth of two processes vs
+# libfabric's shm provider; an MPI ping-pong over MTL-OFI + gba vs Open
+# MPI's ob1 + vader; a chained schedule (puts, barrier, puts) issued by
+# the host vs as triggered work.
 #
 # Usage: bench/run_bench.sh [BENCHDIR]
-#   BENCHDIR holds gba_bench_barrier, gba_bench_self_rma, gba_bench_msg,
-#   gba_bench_trigger and gba_bench_mpi_pingpong (default: the directory of this script, i.e. an
-#   in-tree build).  The provider is found through FI_PROVIDER_PATH as
-#   usual (`make bench` sets it to the build tree; after `make install`,
-#   point it at $prefix/lib/libfabric).
+#   BENCHDIR holds gba_bench_barrier, gba_bench_floor, gba_bench_self_rma,
+#   gba_bench_msg, gba_bench_trigger and gba_bench_mpi_pingpong (default:
+#   the directory of this script, i.e. an in-tree build).  The provider is
+#   found through FI_PROVIDER_PATH as usual (`make bench` sets it to the
+#   build tree; after `make install`, point it at $prefix/lib/libfabric).
 # Environment: NPS (default "2 4 8"), ITERS (barriers per round),
 #   REPS (runs of the message benchmark and of each MPI run, alternating
 #   the two sides; the tables show medians; default 5), MSG_LAT_SIZES and
@@ -46,19 +47,52 @@ echo "== self RMA (8-byte), single process"
 "$dir/gba_bench_self_rma" -S 8
 
 echo
-echo "== barrier: gba (emulated device) vs MPI_Barrier (--mca btl self,vader)"
-printf "%4s %12s %12s %9s\n" np gba_us mpi_us speedup
+echo "== barrier: gba fi_barrier + fi_cq_read (emulated device) vs MPI_Barrier" \
+	"(--mca btl self,vader) vs the floor"
+echo "   the floor: gba_bench_floor, a counter-and-release barrier in plain" \
+	"shared memory (the emulated switch's"
+echo "   pattern alone), run right after; pinned: rank i on CPU i modulo the" \
+	"CPUs, in alternating rounds"
+printf "%4s %6s %10s %10s %10s %9s %10s\n" np pinned gba_us mpi_us floor_us \
+	mpi/gba gba/floor
 # forward the variables that are set (mpirun warns about unset ones)
 xenv=
 for v in FI_PROVIDER_PATH LD_LIBRARY_PATH GBA_DEVICE FI_GBA_DEVICE; do
 	eval "[ -n \"\${$v+x}\" ]" && xenv="$xenv -x $v"
 done
 for np in $nps; do
-	line=$($mpirun --allow-run-as-root --oversubscribe -np "$np" \
+	if ! $tmo $mpirun --allow-run-as-root --oversubscribe -np "$np" \
 		--mca pml ob1 --mca btl self,vader --bind-to none $xenv \
-		"$dir/gba_bench_barrier" -I "$iters" | grep '^barrier ')
-	echo "$line" | sed 's/.*np=\([0-9]*\).*gba_us=\([0-9.]*\) mpi_us=\([0-9.]*\) speedup=\([0-9.]*\)/\1 \2 \3 \4/' |
-		awk '{ printf "%4s %12s %12s %8sx\n", $1, $2, $3, $4 }'
+		"$dir/gba_bench_barrier" -I "$iters" -P >"$tmp/out" \
+		2>"$tmp/err" ||
+		! $tmo "$dir/gba_bench_floor" -n "$np" -I "$iters" \
+		>>"$tmp/out" 2>>"$tmp/err"; then
+		echo "FAILED: barrier or floor, $np processes"
+		cat "$tmp/out" "$tmp/err"
+		status=1
+		continue
+	fi
+	awk -v np="$np" '
+	function val(key, i, kv) {
+		for (i = 2; i <= NF; i++) {
+			split($i, kv, "=")
+			if (kv[1] == key)
+				return kv[2]
+		}
+		return ""
+	}
+	$1 == "barrier" { g[0] = val("gba_us"); m[0] = val("mpi_us") }
+	$1 == "barrier_pinned" { g[1] = val("gba_us"); m[1] = val("mpi_us") }
+	$1 == "floor" { f[val("pin")] = val("floor_us") }
+	END {
+		for (p = 0; p < 2; p++) {
+			pin = p ? "yes" : "no"
+			speedup = g[p] > 0 ? m[p] / g[p] : 0
+			ratio = f[p] > 0 ? g[p] / f[p] : 0
+			printf "%4s %6s %10s %10s %10s %8.2fx %9.2fx\n", np,
+				pin, g[p], m[p], f[p], speedup, ratio
+		}
+	}' "$tmp/out"
 done
 
 # table KIND FIELD FILE_A FILE_B NAME_A NAME_B UNIT KEYSIZE

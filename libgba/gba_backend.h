@@ -56,7 +56,9 @@
 /* ---- Control-plane table (shared by all processes using the device) ---- */
 
 #define GBA_BOOK_MAGIC 0x4b4f4f4241424721ULL	/* "!GBABOOK" */
-#define GBA_BOOK_LAYOUT 2	/* 2: one cache line per member in the switch */
+/* 3: the epoch registers derived from the switch's counter line (an image
+ * of another layout is refused: its users count arrivals elsewhere) */
+#define GBA_BOOK_LAYOUT 3
 
 enum {
 	GBA_BOOK_FREE = 0,
@@ -103,6 +105,12 @@ struct gba_book {
  * latched here when CONTROL.ENABLE is written, so that the arrival path
  * reads one cache line that changes once per barrier (when the epoch
  * advances) instead of register lines that change on every arrival.
+ *
+ * The epoch registers are not stored on every arrival: they are derived
+ * from this state when read (gba_emu.c): ARRIVAL_COUNT is count,
+ * RELEASE_SEQ is epoch - 1, ARRIVED_MASK has the bit of every member whose
+ * last == epoch.  A barrier thus writes one shared line (the counter
+ * line) and the release flags, as the switch's own logic would.
  */
 #define GBA_EMU_SW_ENABLE 0x1u	/* latched CONTROL.ENABLE */
 #define GBA_EMU_SW_ARM 0x2u	/* latched CONTROL.ARM */
@@ -113,18 +121,22 @@ struct gba_emu_member {
 } __attribute__((aligned(GBA_CACHE_LINE)));
 
 struct gba_emu_sw {
-	/* line 0: read by every arrival, written only by CONTROL stores */
+	/* lines 0-1: read by every arrival, written only by CONTROL stores */
 	_Atomic uint32_t ctrl;	/* GBA_EMU_SW_* */
 	uint32_t member_count;
 	uint32_t mask_words;	/* words of member_mask in use */
 	uint64_t member_mask[GBA_MASK_WORDS];
 	/*
-	 * The sequence number being collected, on its own line: written once
-	 * per barrier by the completer, read by arrivals only when the
-	 * arriving member's release flag does not already prove it (see
-	 * gba_emu_switch.c), so that line 0 stays shared in every cache.
+	 * The counter line.  epoch: the sequence number being collected,
+	 * written once per barrier by the completer and read by arrivals
+	 * only when the arriving member's release flag does not already
+	 * prove it (see gba_emu_switch.c).  count: arrivals counted in the
+	 * epoch; every counted arrival adds one, the completer (whose add
+	 * reached member_count) resets it before advancing the epoch, on
+	 * the line its add has just brought into its cache.
 	 */
 	_Atomic uint32_t epoch __attribute__((aligned(GBA_CACHE_LINE)));
+	_Atomic uint32_t count;
 	/*
 	 * member[m].last: the last sequence number member m was counted
 	 * with.  An arrival (m, s) is counted only by the compare-exchange
@@ -183,6 +195,18 @@ struct gba_dev {
 #define GBA_SPIN_MAX 4096
 #define GBA_SPIN_MIN 64
 
+/*
+ * Word 1 of a release flag's line, in a group that oversubscribes the
+ * emulated device's host: where its member last arrived, (cpu << 32) |
+ * seq, stored by the member (gba_group_arrive) and read by the waiters
+ * deciding whether to give their CPU away (gba_group_should_yield).
+ * Host-side bookkeeping: the switch stores word 0, the flag, only.
+ */
+#define GBA_WHERE(cpu, seq) \
+	(((uint64_t)(uint32_t)(cpu) << 32) | (uint64_t)(uint32_t)(seq))
+#define GBA_WHERE_CPU(w) ((uint32_t)((uint64_t)(w) >> 32))
+#define GBA_WHERE_SEQ(w) ((uint32_t)(w))
+
 struct gba_group {
 	/* hot: data plane */
 	uint32_t seq;		/* last sequence this member arrived with */
@@ -193,6 +217,19 @@ struct gba_group {
 	struct gba_dev *dev;
 	_Atomic uint64_t *flag;	/* this member's release flag */
 	volatile uint64_t *regs;	/* group register window */
+
+	/*
+	 * Oversubscribed waiting (gba_group_should_yield): where points to
+	 * word 1 of our flag line, NULL when the group's members can all
+	 * run at once; board to member 0's flag line.  A waiter keeps its
+	 * CPU from idle_ns (0: not spinning) for at most idle_max_ns.
+	 */
+	_Atomic uint64_t *where;
+	uint8_t *board;
+	uint64_t idle_ns;
+	uint64_t idle_max_ns;
+	uint32_t idle_seq;
+	uint32_t idle_polls;
 
 	/* error and dead-peer detection state (slow path) */
 	uint32_t poll_seq;	/* seq the counters below belong to */

@@ -35,6 +35,21 @@ static inline void cpu_relax(void)
 #endif
 }
 
+/*
+ * Arrival of a member of an oversubscribed group: note where it arrives
+ * (for gba_group_should_yield), then ring.  Out of line, so that the
+ * common arrival needs no registers saved around the note.
+ */
+static __attribute__((noinline)) uint32_t group_arrive_noted(
+	struct gba_group *grp, uint32_t seq)
+{
+	atomic_store_explicit(grp->where, GBA_WHERE(sched_getcpu(), seq),
+			      memory_order_relaxed);
+	grp->doorbell(grp->dev, grp->index,
+		      GBA_ARRIVAL_VALUE(grp->member_id, seq));
+	return seq;
+}
+
 uint32_t gba_group_arrive(struct gba_group *grp)
 {
 	uint32_t seq;
@@ -42,9 +57,55 @@ uint32_t gba_group_arrive(struct gba_group *grp)
 	if (!grp || !grp->dev)
 		return 0;
 	seq = ++grp->seq;	/* wraps from 2^32-1 to 0 */
+	if (grp->where)
+		return group_arrive_noted(grp, seq);
 	grp->doorbell(grp->dev, grp->index,
 		      GBA_ARRIVAL_VALUE(grp->member_id, seq));
 	return seq;
+}
+
+/* Polls between two clock reads of a waiter that keeps its CPU. */
+#define GBA_IDLE_CLOCK_POLLS 16
+
+/* Member @m's where word (GBA_WHERE), word 1 of its flag line. */
+static inline _Atomic uint64_t *group_where(struct gba_group *grp, uint32_t m)
+{
+	return (_Atomic uint64_t *)(grp->board + m * GBA_FLAG_STRIDE) + 1;
+}
+
+/*
+ * Keep the CPU (0) or give it away (1)?  Members that cannot all run at
+ * once (see gba_group_should_yield in gba.h) keep it when every member
+ * that has not arrived at @seq last arrived on another CPU: their turns
+ * are elsewhere, and this one sees the release without a context switch.
+ * The decision holds for idle_max_ns; then the waiter yields and decides
+ * again (a member may have moved to this CPU since it last arrived).
+ */
+int gba_group_should_yield(struct gba_group *grp, uint32_t seq)
+{
+	uint32_t m, cpu;
+	uint64_t where;
+
+	if (!grp || !grp->dev || !grp->where)
+		return 1;
+	if (grp->idle_ns && grp->idle_seq == seq) {
+		if (++grp->idle_polls % GBA_IDLE_CLOCK_POLLS ||
+		    gba_now_ns() - grp->idle_ns < grp->idle_max_ns)
+			return 0;
+		grp->idle_ns = 0;
+		return 1;
+	}
+	cpu = (uint32_t)sched_getcpu();
+	for (m = 0; m < grp->member_count; m++) {
+		where = atomic_load_explicit(group_where(grp, m),
+					     memory_order_relaxed);
+		if (GBA_WHERE_SEQ(where) != seq && GBA_WHERE_CPU(where) == cpu)
+			return 1; /* its turn may be on this CPU */
+	}
+	grp->idle_ns = gba_now_ns();
+	grp->idle_seq = seq;
+	grp->idle_polls = 0;
+	return 0;
 }
 
 void gba_group_ring(struct gba_group *grp, uint64_t doorbell)
@@ -99,10 +160,20 @@ static int group_lost(struct gba_group *grp, uint32_t seq, uint32_t member)
 	return -EPIPE;
 }
 
-static inline int release_seq_reached(struct gba_group *grp, uint32_t seq)
+/*
+ * Register @off of the group's window through the backend (slow path):
+ * the emulated device derives the epoch registers (ARRIVAL_COUNT,
+ * RELEASE_SEQ, ARRIVED_MASK) from its switch state.
+ */
+static uint64_t group_reg(struct gba_group *grp, uint64_t off)
 {
-	return gba_seq_reached(
-		(uint32_t)gba_reg_load(grp->regs, GBA_RELEASE_SEQ), seq);
+	return grp->dev->ops->read64(grp->dev,
+				     GBA_GROUP_REG_BASE(grp->index) + off);
+}
+
+static int release_seq_reached(struct gba_group *grp, uint32_t seq)
+{
+	return gba_seq_reached((uint32_t)group_reg(grp, GBA_RELEASE_SEQ), seq);
 }
 
 /*
@@ -110,12 +181,12 @@ static inline int release_seq_reached(struct gba_group *grp, uint32_t seq)
  * process is gone.  Returns 1 if the barrier turns out to be released, 0
  * if nothing is wrong, -EPIPE if a peer is lost.
  *
- * A member that was released and then exited must not be reported: the
- * completer stores RELEASE_SEQ before clearing ARRIVED_MASK (release), so
- * when we read a clear bit (acquire) and then find the member dead,
- * re-reading RELEASE_SEQ tells whether it was cleared by a release.  Our
- * own flag may still be in flight (the completer stores flags one by one,
- * and may even have died doing so); RELEASE_SEQ covers that too.
+ * A member that was released and then exited must not be reported: its
+ * ARRIVED_MASK bit is cleared by the release, which sets RELEASE_SEQ
+ * first, so when we read a clear bit (acquire) and then find the member
+ * dead, re-reading RELEASE_SEQ tells whether it was cleared by a release.
+ * Our own flag may still be in flight (the completer stores flags one by
+ * one, and may even have died doing so); RELEASE_SEQ covers that too.
  */
 static int group_check_peers(struct gba_group *grp, uint32_t seq)
 {
@@ -136,7 +207,7 @@ static int group_check_peers(struct gba_group *grp, uint32_t seq)
 	 * arrived or not.  (If the completer is merely descheduled, a dead
 	 * member still dooms the group at the next barrier.)
 	 */
-	stuck = gba_reg_load(grp->regs, GBA_ARRIVAL_COUNT) >= n;
+	stuck = group_reg(grp, GBA_ARRIVAL_COUNT) >= n;
 	if (stuck && !grp->stuck) {
 		grp->stuck = 1;
 		return 0;
@@ -150,7 +221,7 @@ static int group_check_peers(struct gba_group *grp, uint32_t seq)
 		grp->peer_cursor = (m + 1) % n;
 		if (m == grp->member_id)
 			continue;
-		word = gba_reg_load(grp->regs, GBA_ARRIVED_MASK(m / 64));
+		word = group_reg(grp, GBA_ARRIVED_MASK(m / 64));
 		if (((word >> (m % 64)) & 1) && !stuck)
 			continue;
 		slot = atomic_load_explicit(&bg->slot[m],
@@ -238,7 +309,8 @@ int gba_group_wait(struct gba_group *grp, uint32_t seq, int timeout_ms)
 	/*
 	 * Spin.  The budget adapts: it shrinks when spinning did not pay
 	 * off (more processes than cores: the peers need our CPU) and grows
-	 * back when barriers complete while spinning.
+	 * back when barriers complete while spinning.  It is 0 in a group
+	 * that oversubscribes the emulated device's host (gba_group_join).
 	 */
 	spin = grp->spin;
 	for (i = 0; i < spin; i++) {
@@ -272,10 +344,10 @@ int gba_group_wait(struct gba_group *grp, uint32_t seq, int timeout_ms)
 		now = gba_now_ns();
 		if (timeout_ms >= 0 && now >= deadline)
 			return -ETIMEDOUT;
-		if (now - start < GBA_YIELD_NS)
-			sched_yield();
-		else
+		if (now - start >= GBA_YIELD_NS)
 			nanosleep(&ts, NULL);
+		else if (gba_group_should_yield(grp, seq))
+			sched_yield();
 	}
 }
 

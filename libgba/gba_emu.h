@@ -27,6 +27,19 @@ void gba_emu_sw_reset(struct gba_emu *emu, volatile uint64_t *regs,
 void gba_emu_sw_control(struct gba_dev *dev, unsigned g, uint64_t val);
 /* A store of @val to group @g's ARRIVAL register: the switch logic. */
 void gba_emu_sw_arrival(struct gba_dev *dev, unsigned g, uint64_t val);
+/*
+ * Value of the epoch register at offset @r of group @g's window:
+ * ARRIVAL_COUNT, RELEASE_SEQ or ARRIVED_MASK(w), derived from the switch
+ * state (they are not stored in the image).
+ */
+uint64_t gba_emu_sw_read(struct gba_dev *dev, unsigned g, uint64_t r);
+/* True if offset @r of a group window is one gba_emu_sw_read derives. */
+static inline int gba_emu_sw_derived(uint64_t r)
+{
+	return r == GBA_ARRIVAL_COUNT || r == GBA_RELEASE_SEQ ||
+	       (r >= GBA_ARRIVED_MASK(0) &&
+		r < GBA_ARRIVED_MASK(GBA_MASK_WORDS));
+}
 /* Record an error detected by a host (dead peer) in ERROR_INFO. */
 void gba_emu_sw_report_error(struct gba_dev *dev, unsigned g, uint64_t info);
 

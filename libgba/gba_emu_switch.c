@@ -14,33 +14,38 @@
  *     sw_flag_proves_epoch),
  *   - counted if the compare-exchange member[m].last: s-1 -> s succeeds, and
  *     ignored as a duplicate otherwise.
- * A counted arrival sets its ARRIVED_MASK bit and increments
- * ARRIVAL_COUNT; the arrival that brings the count to MEMBER_COUNT is the
- * completer and performs the release.
+ * A counted arrival increments the counter (struct gba_emu_sw.count); the
+ * arrival that brings it to MEMBER_COUNT is the completer and performs the
+ * release.  The epoch registers are derived from this state when read
+ * (gba_emu_sw_read): ARRIVAL_COUNT is the counter, RELEASE_SEQ is
+ * epoch - 1, ARRIVED_MASK has the bits of the members whose last == epoch.
+ * So an arrival stores to its member's own line and to the counter line,
+ * and a release to the counter line and the flags: the least a switch of
+ * shared memory can do.
  *
  * Why this is race-free:
  *   - The epoch cannot advance from s while a member m has not been
  *     counted in s (the count cannot reach MEMBER_COUNT).  So when the
  *     compare-exchange on member[m].last succeeds (m was not counted in s), the
- *     epoch is still s, and the ARRIVED_MASK/ARRIVAL_COUNT updates that
- *     follow belong to epoch s.  A stale or duplicated doorbell (m, s) that
- *     read the epoch before it advanced fails the compare-exchange
- *     (member[m].last == s already) and is ignored; it can never be counted in
- *     epoch s+1.  (With a plain fetch_or on ARRIVED_MASK that stale
- *     doorbell could set m's bit after the completer cleared the mask and
- *     release epoch s+1 early.)
- *   - Every counted arrival updates ARRIVED_MASK before its acq_rel
- *     increment of ARRIVAL_COUNT; the completer's increment is the last in
- *     that read-modify-write chain, so all mask updates of the epoch
- *     happen before the completer clears the mask.
- *   - The completer stores RELEASE_SEQ, clears ARRIVED_MASK (release) and
- *     ARRIVAL_COUNT, then advances the epoch (release), and only then
- *     stores the release flags (release).  A member sees its flag
- *     (acquire) before it can arrive for s+1, so its next arrival observes
- *     the new epoch and the cleared mask and count.
- *   - A waiter that observes a cleared ARRIVED_MASK bit (acquire) also
- *     observes RELEASE_SEQ = s; the dead-peer check relies on this to
- *     never report a member that was already released (gba_barrier.c).
+ *     epoch is still s, and the increment that follows belongs to epoch
+ *     s.  A stale or duplicated doorbell (m, s) that read the epoch before
+ *     it advanced fails the compare-exchange (member[m].last == s
+ *     already) and is ignored; it can never be counted in epoch s+1.
+ *     (A switch that detected duplicates with ARRIVED_MASK alone would
+ *     let that stale doorbell count in epoch s+1 and release it early.)
+ *   - Every counted arrival's exchange (acq_rel) precedes its acq_rel
+ *     increment of the counter; the completer's increment is the last in
+ *     that read-modify-write chain, so every member's last == s happens
+ *     before the completer advances the epoch.
+ *   - The completer resets the counter, then advances the epoch
+ *     (release, which is also RELEASE_SEQ = s), and only then stores the
+ *     release flags (release).  A member sees its flag (acquire) before
+ *     it can arrive for s+1, so its next arrival observes the new epoch
+ *     and the reset counter.
+ *   - A waiter that reads ARRIVED_MASK reads the epoch first (acquire):
+ *     a member's bit reads clear after the release only together with
+ *     RELEASE_SEQ = s; the dead-peer check relies on this to never report
+ *     a member that was already released (gba_barrier.c).
  */
 #include "config.h"
 
@@ -82,6 +87,7 @@ void gba_emu_sw_reset(struct gba_emu *emu, volatile uint64_t *regs,
 		atomic_store_explicit(&sw->member[i].last, 0,
 				      memory_order_relaxed);
 	/* the first barrier is 1; member[].last == epoch - 1 for everyone */
+	atomic_store_explicit(&sw->count, 0, memory_order_relaxed);
 	atomic_store_explicit(&sw->epoch, 1, memory_order_release);
 	/* every register of the window reads 0 after RESET */
 	for (i = 0; i < GBA_GROUP_WINDOW_END; i += 8)
@@ -161,18 +167,14 @@ static void sw_release(struct gba_emu *emu, volatile uint64_t *regs,
 	uint64_t iova, bits;
 	uint64_t *flag;
 
-	__atomic_store_n(REG(regs, GBA_RELEASE_SEQ), (uint64_t)seq,
-			 __ATOMIC_RELAXED);
-	for (w = 0; w < words; w++)
-		__atomic_store_n(REG(regs, GBA_ARRIVED_MASK(w)), 0,
-				 __ATOMIC_RELEASE);
-	__atomic_store_n(REG(regs, GBA_ARRIVAL_COUNT), 0, __ATOMIC_RELAXED);
+	/* ARRIVED_MASK clears with the epoch; ARRIVAL_COUNT here */
+	atomic_store_explicit(&sw->count, 0, memory_order_relaxed);
 	/* COMPLETE is sticky: avoid dirtying the STATUS line every time */
 	if (!(__atomic_load_n(REG(regs, GBA_STATUS), __ATOMIC_RELAXED) &
 	      GBA_STATUS_COMPLETE))
 		__atomic_fetch_or(REG(regs, GBA_STATUS), GBA_STATUS_COMPLETE,
 				  __ATOMIC_RELAXED);
-	/* the epoch advances before any flag is written */
+	/* RELEASE_SEQ = seq; the epoch advances before any flag is written */
 	atomic_store_explicit(&sw->epoch, seq + 1, memory_order_release);
 
 	if (!(atomic_load_explicit(&sw->ctrl, memory_order_relaxed) &
@@ -229,8 +231,7 @@ void gba_emu_sw_arrival(struct gba_dev *dev, unsigned g, uint64_t val)
 	volatile uint64_t *regs = gba_group_regs(dev, g);
 	struct gba_emu_sw *sw = &emu->sw[g];
 	uint32_t m = GBA_ARRIVAL_MEMBER(val), seq = GBA_ARRIVAL_SEQ(val);
-	uint32_t ctrl, epoch, expect;
-	uint64_t count;
+	uint32_t ctrl, epoch, expect, count;
 	bool known;
 
 	ctrl = atomic_load_explicit(&sw->ctrl, memory_order_acquire);
@@ -268,10 +269,31 @@ void gba_emu_sw_arrival(struct gba_dev *dev, unsigned g, uint64_t val)
 		return;
 	}
 
-	__atomic_fetch_or(REG(regs, GBA_ARRIVED_MASK(m / 64)),
-			  1ULL << (m % 64), __ATOMIC_RELEASE);
-	count = __atomic_add_fetch(REG(regs, GBA_ARRIVAL_COUNT), 1,
-				   __ATOMIC_ACQ_REL);
+	count = atomic_fetch_add_explicit(&sw->count, 1,
+					  memory_order_acq_rel) + 1;
 	if (count == sw->member_count)
 		sw_release(emu, regs, sw, seq);
+}
+
+uint64_t gba_emu_sw_read(struct gba_dev *dev, unsigned g, uint64_t r)
+{
+	struct gba_emu_sw *sw = &gba_emu(dev)->sw[g];
+	uint32_t epoch = atomic_load_explicit(&sw->epoch, memory_order_acquire);
+	uint64_t word = 0, bits;
+	unsigned w;
+
+	if (r == GBA_ARRIVAL_COUNT)
+		return atomic_load_explicit(&sw->count, memory_order_acquire);
+	if (r == GBA_RELEASE_SEQ)
+		return (uint32_t)(epoch - 1);
+	/* ARRIVED_MASK(w) */
+	w = (r - GBA_ARRIVED_MASK(0)) / 8;
+	for (bits = sw->member_mask[w]; bits; bits &= bits - 1) {
+		unsigned b = __builtin_ctzll(bits);
+
+		if (atomic_load_explicit(&sw->member[w * 64 + b].last,
+					 memory_order_acquire) == epoch)
+			word |= 1ULL << b;
+	}
+	return word;
 }

@@ -385,11 +385,49 @@ static void check_peers(struct gba_fab_ep *ep)
 
 /* ---- Progress ------------------------------------------------------------ */
 
+/*
+ * An idle progress call: count it, and yield every GBA_FAB_YIELD_POLLS
+ * idle calls in a row when oversubscribed.  Returns the count.  The
+ * counter is a hint shared by gba_fab_poll's lock-free callers: relaxed
+ * loads and stores, no locked instruction.
+ */
+static inline uint32_t idle_poll(struct gba_fab_ep *ep)
+{
+	uint32_t polls = __atomic_load_n(&ep->idle_polls, __ATOMIC_RELAXED) + 1;
+
+	__atomic_store_n(&ep->idle_polls, polls, __ATOMIC_RELAXED);
+	/*
+	 * Nothing arrived.  The peers this endpoint waits for need the CPU
+	 * to answer: with more processes than cores (DESIGN.md section 3,
+	 * "Waiting") spinning starves them, so give the CPU away after a
+	 * short spin.  With a core each, spin: a yield would hand the core to
+	 * whatever else runs on the host, for a whole time slice.
+	 */
+	if (polls % GBA_FAB_YIELD_POLLS == 0 && ep->oversubscribed)
+		sched_yield();
+	return polls;
+}
+
+int gba_fab_poll(struct gba_fab_ep *ep)
+{
+	uint64_t head = __atomic_load_n(&ep->head, __ATOMIC_RELAXED);
+	struct gba_fab_slot *slot = &ep->rx->slots[head & ep->rx_mask];
+
+	if (atomic_load_explicit(&slot->hdr.seq, memory_order_acquire) ==
+		    head + 1 ||
+	    __atomic_load_n(&ep->nops, __ATOMIC_RELAXED) ||
+	    __atomic_load_n(&ep->backlog, __ATOMIC_RELAXED))
+		return 1;
+	idle_poll(ep);
+	return 0;
+}
+
 int gba_fab_progress(struct gba_fab_ep *ep)
 {
 	struct gba_fab_ring *rx = ep->rx;
 	struct gba_fab_slot *slot;
 	uint64_t now;
+	uint32_t polls;
 	int n = 0;
 
 	while (n < GBA_FAB_PROGRESS_BUDGET) {
@@ -403,25 +441,17 @@ int gba_fab_progress(struct gba_fab_ep *ep)
 			gba_fab_execute(ep, slot);
 		atomic_store_explicit(&slot->hdr.seq, ep->head + rx->nslots,
 				      memory_order_release);
-		ep->head++;
+		__atomic_store_n(&ep->head, ep->head + 1, __ATOMIC_RELAXED);
 		n++;
 	}
 	if (ep->backlog)
 		backlog_flush(ep);
 	if (n) {
-		ep->idle_polls = 0;
+		__atomic_store_n(&ep->idle_polls, 0, __ATOMIC_RELAXED);
 		return n;
 	}
-	/*
-	 * Nothing arrived.  The peers this endpoint waits for need the CPU
-	 * to answer: with more processes than cores (DESIGN.md section 3,
-	 * "Waiting") spinning starves them, so give the CPU away after a
-	 * short spin.  With a core each, spin: a yield would hand the core to
-	 * whatever else runs on the host, for a whole time slice.
-	 */
-	if (++ep->idle_polls % GBA_FAB_YIELD_POLLS == 0 && ep->oversubscribed)
-		sched_yield();
-	if ((!ep->nops && !ep->backlog) || (ep->idle_polls & 1023))
+	polls = idle_poll(ep);
+	if ((!ep->nops && !ep->backlog) || (polls & 1023))
 		return n;
 	now = gba_now_ns();
 	if (now - ep->last_check_ns >= GBA_FAB_CHECK_NS) {

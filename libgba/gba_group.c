@@ -14,11 +14,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "gba_backend.h"
 
 /* How long join waits for STATUS.READY after ENABLE|ARM. */
 #define GBA_READY_TIMEOUT_MS 1000
+/*
+ * Longest a waiter of an oversubscribed group keeps its CPU, per member
+ * of the group per CPU (the others' turns it may wait for, a few context
+ * switches each).
+ */
+#define GBA_IDLE_NS_PER_MEMBER (25 * 1000ULL)
 
 void gba_book_init(struct gba_book *book, uint64_t image_size)
 {
@@ -114,6 +121,8 @@ static int group_program(struct gba_dev *dev, unsigned g, uint32_t group_id,
 	for (m = 0; m < n; m++) {
 		atomic_store_explicit(flag_ptr(dev, g, m), 0,
 				      memory_order_relaxed);
+		atomic_store_explicit(flag_ptr(dev, g, m) + 1, 0,
+				      memory_order_relaxed); /* GBA_WHERE */
 		mask[m / 64] |= 1ULL << (m % 64);
 	}
 	atomic_thread_fence(memory_order_release);
@@ -145,6 +154,24 @@ static uint32_t key_group_id(uint64_t key)
 	uint32_t id = (uint32_t)(key ^ (key >> 32));
 
 	return id ? id : 1;
+}
+
+/*
+ * Members per online CPU of this host, rounded up, for a group of the
+ * emulated device with more members than this host has online CPUs
+ * (they cannot all run at once: a spinning member may hold the CPU that
+ * a member still to arrive needs, see gba_group_should_yield); 0 for
+ * other groups (members of a hardware group live on many hosts).
+ */
+static uint32_t gba_group_oversubscribed(struct gba_dev *dev,
+					 const struct gba_group_attr *attr)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (strcmp(dev->ops->name, "emu") || cpus <= 0 ||
+	    attr->member_count <= (uint32_t)cpus)
+		return 0;
+	return (attr->member_count + (uint32_t)cpus - 1) / (uint32_t)cpus;
 }
 
 /* Find the group of @attr->key, or allocate and program one. */
@@ -195,6 +222,7 @@ int gba_group_join(struct gba_dev *dev, const struct gba_group_attr *attr,
 	struct gba_book_group *bg;
 	struct gba_group *grp;
 	uint64_t slot, self;
+	uint32_t per_cpu;
 	unsigned g;
 	int ret;
 
@@ -248,7 +276,13 @@ int gba_group_join(struct gba_dev *dev, const struct gba_group_attr *attr,
 	 */
 	grp->seq = (uint32_t)dev->ops->read64(dev, GBA_GROUP_REG_BASE(g) +
 						   GBA_RELEASE_SEQ);
-	grp->spin = GBA_SPIN_MAX;
+	per_cpu = gba_group_oversubscribed(dev, attr);
+	grp->spin = per_cpu ? 0 : GBA_SPIN_MAX;
+	if (per_cpu) {
+		grp->where = flag_ptr(dev, g, attr->member_id) + 1;
+		grp->board = (uint8_t *)flag_ptr(dev, g, 0);
+		grp->idle_max_ns = per_cpu * GBA_IDLE_NS_PER_MEMBER;
+	}
 	grp->next = dev->groups;
 	dev->groups = grp;
 	*grpp = grp;

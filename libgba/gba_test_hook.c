@@ -28,8 +28,6 @@ int gba_emu_test_set_seq(struct gba_group *grp, uint32_t seq)
 		return ret;
 	for (m = 0; m < GBA_MAX_MEMBERS; m++)
 		atomic_store_explicit(&sw->member[m].last, seq, memory_order_relaxed);
-	__atomic_store_n((uint64_t *)((uint8_t *)grp->regs + GBA_RELEASE_SEQ),
-			 (uint64_t)seq, __ATOMIC_RELAXED);
 	for (m = 0; m < grp->member_count; m++) {
 		uint64_t iova = dev->ops->read64(
 			dev, GBA_GROUP_REG_BASE(grp->index) +
@@ -41,6 +39,7 @@ int gba_emu_test_set_seq(struct gba_group *grp, uint32_t seq)
 						      iova),
 					 (uint64_t)seq, __ATOMIC_RELAXED);
 	}
+	/* RELEASE_SEQ reads seq */
 	atomic_store_explicit(&sw->epoch, seq + 1, memory_order_release);
 	grp->seq = seq;
 	dev->ops->unlock(dev);

@@ -128,10 +128,26 @@ int gba_group_test(struct gba_group *grp, uint32_t seq);
 
 /*
  * gba_group_wait - wait for release of @seq: spin, then yield, then sleep,
- * so that more processes than cores progress.  @timeout_ms < 0 waits
- * forever.  Returns 0, -ETIMEDOUT, -EPROTO or -EPIPE as gba_group_test.
+ * so that more processes than cores progress (in a group of the emulated
+ * device with more members than the host has online CPUs, yield at once).
+ * @timeout_ms < 0 waits forever.  Returns 0, -ETIMEDOUT, -EPROTO or
+ * -EPIPE as gba_group_test.
  */
 int gba_group_wait(struct gba_group *grp, uint32_t seq, int timeout_ms);
+
+/*
+ * gba_group_should_yield - the waiting policy of gba_group_wait, for
+ * callers that poll gba_group_test themselves: after an unreleased poll
+ * of barrier @seq, 1 if the caller should give its CPU away
+ * (sched_yield) before polling again, 0 if it should keep polling.  It is
+ * 0 only in a group of the emulated device with more members than the
+ * host has online CPUs, when every member that has not arrived at @seq
+ * last arrived on another CPU (this one's members have all arrived: a
+ * yield would only cost a context switch, and the spinning member sees
+ * the release at once); such a decision holds for at most 25 us per
+ * member per CPU, then it is 1 once and decided again.  No syscall.
+ */
+int gba_group_should_yield(struct gba_group *grp, uint32_t seq);
 
 /* gba_group_barrier - arrive then wait forever.  Returns as gba_group_wait. */
 int gba_group_barrier(struct gba_group *grp);

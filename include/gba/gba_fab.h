@@ -259,6 +259,17 @@ size_t gba_fab_atomic_max_count(size_t elem_size, int compare);
  */
 int gba_fab_progress(struct gba_fab_ep *ep);
 
+/*
+ * gba_fab_poll - whether gba_fab_progress has work, looked at without the
+ * caller's serialisation of @ep (loads only): 1 if something arrived or
+ * operations or answers are outstanding (then call gba_fab_progress), 0
+ * if not, after counting the call as an idle progress call (the same
+ * yield as gba_fab_progress).  A hint: work that arrives concurrently is
+ * seen by the next call.  Lets a front end poll an idle endpoint without
+ * taking its lock.
+ */
+int gba_fab_poll(struct gba_fab_ep *ep);
+
 /* gba_fab_busy - outstanding operations (sends, RMA, atomics, answers). */
 size_t gba_fab_busy(const struct gba_fab_ep *ep);
 

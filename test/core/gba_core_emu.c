@@ -2,8 +2,11 @@
  * The emulated device, single process: image creation and permissions,
  * the switch's rules (non-member, wrong sequence, duplicate, not enabled,
  * read-only registers), wrap at 2^32, a 708-member group, the 32-group
- * limit, timeouts, re-joining, diagnostics.
+ * limit, timeouts, re-joining, diagnostics, the oversubscribed waiting
+ * policy.
  */
+#define _GNU_SOURCE	/* sched_getcpu, sched_setaffinity */
+#include <sched.h>
 #include <sys/file.h>
 #include <sys/wait.h>
 
@@ -267,8 +270,11 @@ Test(emu, per_user_default_name)
 	char name[64];
 
 	snprintf(name, sizeof(name), "/gba-emu-%u", (unsigned)geteuid());
-	if (gba_dev_open("emu", &d2) != 0)
-		cr_skip_test("per-user image unusable (left by someone else)");
+	if (gba_dev_open("emu", &d2) != 0) {
+		teardown();	/* a skipped test's .fini does not run */
+		cr_skip_test("per-user image unusable (left by someone else, "
+			     "or of another layout)");
+	}
 	gba_dev_query(d2, &attr);
 	cr_expect_str_eq(attr.path, name);
 	gba_dev_close(d2);
@@ -507,6 +513,75 @@ Test(emu, read_only_registers_ignore_stores)
 	for (off = GBA_GROUP_WINDOW_END; off < GBA_GROUP_REG_STRIDE; off += 8)
 		gwrite(a, off, ~0ULL);	/* reserved */
 	gba_group_leave(a);
+}
+
+/* ---- oversubscribed waiting --------------------------------------------- */
+
+/* Store member @m's where word (word 1 of its flag line) in the image. */
+static void where_set(uint8_t *img, struct gba_group *grp, uint32_t m,
+		      uint32_t cpu, uint32_t seq)
+{
+	uint64_t iova = GBA_FLAG_IOVA(gba_test_group_index(grp), m);
+
+	__atomic_store_n((uint64_t *)(img + iova + 8), GBA_WHERE(cpu, seq),
+			 __ATOMIC_RELAXED);
+}
+
+/*
+ * gba_group_should_yield: always 1 in a group whose members can all run
+ * at once; in a group with more members than online CPUs, 0 (keep the
+ * CPU) while every member still to arrive last arrived on another CPU,
+ * for a bounded time, and 1 when one may be waiting for this CPU.
+ */
+Test(emu, should_yield_oversubscribed)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	uint32_t n = (uint32_t)cpus + 1, m, s, here, other;
+	struct gba_group *g[GBA_MAX_MEMBERS], *a, *b;
+	cpu_set_t set, all;
+	uint8_t *img;
+	double t0;
+
+	cr_assert_gt(cpus, 0);
+	cr_assert_leq(n, GBA_MAX_MEMBERS);
+	a = gba_t_join(dev, 0x51, 2, 0);
+	b = gba_t_join(dev, 0x51, 2, 1);
+	cr_expect_eq(gba_group_should_yield(a, gba_group_arrive(a)), 1);
+	cr_expect_eq(gba_group_barrier(b), 0);
+
+	/* on one CPU, so that sched_getcpu is known */
+	cr_assert_eq(sched_getaffinity(0, sizeof(all), &all), 0);
+	here = (uint32_t)sched_getcpu();
+	other = here + 1;	/* any other value will do */
+	CPU_ZERO(&set);
+	CPU_SET(here, &set);
+	cr_assert_eq(sched_setaffinity(0, sizeof(set), &set), 0);
+	for (m = 0; m < n; m++)
+		g[m] = gba_t_join(dev, 0x52, n, m);
+	img = gba_t_map_image();
+	for (m = 1; m < n; m++)
+		where_set(img, g[m], m, other, 0);
+	s = gba_group_arrive(g[0]);	/* notes here */
+	cr_expect_eq(gba_group_should_yield(g[0], s), 0, "all elsewhere");
+	cr_expect_eq(gba_group_should_yield(g[0], s), 0, "the decision holds");
+	/* a member still to arrive moves here: seen when the keep ends */
+	where_set(img, g[0], 1, here, s - 1);
+	t0 = gba_t_now_ms();
+	while (!gba_group_should_yield(g[0], s))
+		cr_assert_lt(gba_t_now_ms() - t0, 1000.0, "keeps forever");
+	cr_expect_eq(gba_group_should_yield(g[0], s), 1, "member 1 is here");
+	/* once it arrived (here), the rest are elsewhere again */
+	cr_expect_eq(gba_group_arrive(g[1]), s);
+	cr_expect_eq(gba_group_should_yield(g[0], s), 0);
+	for (m = 2; m < n; m++)
+		gba_group_arrive(g[m]);
+	cr_expect_eq(gba_group_test(g[0], s), 1);
+	sched_setaffinity(0, sizeof(all), &all);
+	for (m = 0; m < n; m++)
+		gba_group_leave(g[m]);
+	gba_group_leave(a);
+	gba_group_leave(b);
+	munmap(img, GBA_EMU_IMAGE_SIZE);
 }
 
 /* ---- sequence numbers wrap at 2^32 -------------------------------------- */

@@ -201,7 +201,19 @@ struct gba_wait {
 
 int gba_wait_init(struct gba_wait *wait, enum fi_wait_obj type);
 void gba_wait_fini(struct gba_wait *wait);
-void gba_wait_signal(struct gba_wait *wait);
+void gba_wait_wake(struct gba_wait *wait);
+
+/*
+ * gba_wait_signal - wake whoever waits on @wait (and on its wait set).
+ * Inline: FI_WAIT_NONE and FI_WAIT_YIELD waiters poll (gba_wait_sleep
+ * yields), so signalling them is a no-op.
+ */
+static inline void gba_wait_signal(struct gba_wait *wait)
+{
+	if (wait->set ||
+	    (wait->type != FI_WAIT_NONE && wait->type != FI_WAIT_YIELD))
+		gba_wait_wake(wait);
+}
 /* Block up to timeout_ms (<0: forever).  0, -FI_EAGAIN on timeout. */
 int gba_wait_block(struct gba_wait *wait, int timeout_ms);
 /*
@@ -351,7 +363,8 @@ struct gba_cq {
 	struct gba_wait_set *wait_set;
 	atomic_bool signaled; /* fi_cq_signal */
 	size_t size;	      /* ring capacity */
-	struct gba_cq_entry *ring;
+	struct gba_cq_entry *ring; /* mask + 1 >= size slots */
+	uint64_t mask;		   /* slot of position p: p & mask */
 	_Atomic uint64_t head; /* next to read */
 	_Atomic uint64_t tail; /* next to write */
 	size_t err_size;
@@ -675,6 +688,7 @@ struct gba_ep {
 	uint64_t src_cache_gen;
 	/* Software collectives (gba_coll_sw.c), under @lock. */
 	LIST_HEAD(, gba_swc) swcs;	       /* one per joined collective */
+	atomic_int swc_ops; /* in flight: progress retries their sends */
 	struct gba_swc_msg_list swc_orphans; /* for collectives not joined yet */
 };
 

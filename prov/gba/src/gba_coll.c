@@ -53,6 +53,12 @@ struct gba_barrier_op {
 
 /* Barriers one collective queues (GBA_TX_SIZE, the tx_attr->size). */
 #define GBA_MC_QUEUE GBA_TX_SIZE
+/*
+ * Progress reads the head's release flag itself; gba_group_test (the
+ * switch's error flags, lost peers) runs on the first unreleased poll of
+ * a barrier and on every GBA_TEST_POLLS-th after.
+ */
+#define GBA_TEST_POLLS 16
 /* Polls of an unreleased barrier between clock reads (timeout). */
 #define GBA_TIMEOUT_POLLS 1024
 /*
@@ -61,8 +67,11 @@ struct gba_barrier_op {
  * cores make progress (DESIGN.md section 3, "Waiting").  A barrier on
  * idle cores is released well within this budget: no syscall.  A group
  * with more members than this host has online CPUs is oversubscribed on
- * the emulated device: its members yield at once (as Open MPI's
- * mpi_yield_when_idle does when it detects oversubscription).
+ * the emulated device: its members stop spinning at once (as Open MPI's
+ * mpi_yield_when_idle does when it detects oversubscription), and the
+ * core library's gba_group_should_yield decides each time whether a
+ * yield can help: it cannot when every member still to arrive runs on
+ * another CPU, and then the member keeps polling.
  */
 #define GBA_SPIN_POLLS 128
 
@@ -82,6 +91,7 @@ struct gba_mc {
 	uint64_t head, tail;
 	bool in_flight;
 	uint32_t seq;	     /* sequence of the head's arrival */
+	const volatile uint64_t *flag; /* our release flag (gba_group_flag) */
 	uint64_t arrive_ms;  /* when it arrived (timeout) */
 	uint32_t polls;	     /* since the last clock read */
 	uint32_t waits;	     /* unreleased polls of the head */
@@ -173,6 +183,21 @@ static void gba_mc_fail(struct gba_mc *mc, int err)
 }
 
 /*
+ * Poll the barrier at the head of @mc: 1 if released, 0 if not, or a
+ * negative error of gba_group_test.  Locked.
+ */
+static inline int gba_mc_test(struct gba_mc *mc)
+{
+	if (gba_seq_reached((uint32_t)__atomic_load_n(mc->flag,
+						       __ATOMIC_ACQUIRE),
+			    mc->seq))
+		return 1;
+	if (mc->waits % GBA_TEST_POLLS)
+		return 0;
+	return gba_group_test(mc->grp, mc->seq);
+}
+
+/*
  * Advance @mc by at most one barrier: 1 and *@done filled if the head
  * completed (released or failed), 0 if nothing to report.  Locked.
  */
@@ -184,7 +209,7 @@ static int gba_mc_poll(struct gba_mc *mc, struct gba_coll_done *done)
 	if (mc->head == mc->tail)
 		return 0;
 	if (!mc->error && mc->in_flight) {
-		ret = gba_group_test(mc->grp, mc->seq);
+		ret = gba_mc_test(mc);
 		if (ret == 0 && gba_params.barrier_timeout_ms >= 0 &&
 		    ++mc->polls >= GBA_TIMEOUT_POLLS) {
 			mc->polls = 0;
@@ -252,7 +277,8 @@ void gba_coll_progress(struct gba_ep *ep)
 		TAILQ_FOREACH(mc, &ep->mcs, entry) {
 			while (n < GBA_COLL_BATCH && gba_mc_poll(mc, &done[n]))
 				n++;
-			if (mc->in_flight && mc->waits >= mc->spin_polls)
+			if (mc->in_flight && mc->waits >= mc->spin_polls &&
+			    gba_group_should_yield(mc->grp, mc->seq))
 				yield = true;
 		}
 		gba_lock_release(&ep->lock);
@@ -387,17 +413,25 @@ static ssize_t gba_barrier2(struct fid_ep *ep_fid, fi_addr_t coll_addr,
 	return gba_trigger_queue(cntr, threshold, &bt->base);
 }
 
-/* gba_barrier - fi_barrier(3): fi_barrier2 with the endpoint's flags. */
+/*
+ * gba_barrier - fi_barrier(3): fi_barrier2 with the endpoint's flags
+ * (without FI_TRIGGER among them, straight to the queue).
+ */
 static ssize_t gba_barrier(struct fid_ep *ep_fid, fi_addr_t coll_addr,
 			   void *context)
 {
 	struct gba_ep *ep = gba_ep_of(ep_fid);
+	uint64_t flags;
 
 	if (!ep)
 		return -FI_EINVAL;
-	return gba_barrier2(ep_fid, coll_addr,
-			    gba_ep_op_flags(ep_fid, true) & GBA_EP_TX_OPFLAGS,
-			    context);
+	/* an alias carries its own flags */
+	flags = (ep_fid == &ep->ep_fid ? ep->tx_op_flags
+				       : gba_ep_op_flags(ep_fid, true)) &
+		GBA_EP_TX_OPFLAGS;
+	if (flags & FI_TRIGGER)
+		return gba_barrier2(ep_fid, coll_addr, flags, context);
+	return gba_barrier_post(ep, coll_addr, flags, context);
 }
 
 /*
@@ -1140,6 +1174,8 @@ int gba_ep_join(struct fid_ep *ep_fid, const void *addr, uint64_t flags,
 	mc->member_id = gattr.member_id;
 	mc->member_count = gattr.member_count;
 	mc->spin_polls = gba_mc_spin_polls(mc->member_count);
+	if (mc->grp)
+		mc->flag = gba_group_flag(mc->grp, NULL);
 	atomic_fetch_add(&set->ref, 1);
 
 	gba_lock_acquire(&ep->lock);

@@ -125,6 +125,18 @@ int gba_swc_open(struct gba_ep *ep, uint64_t key, struct gba_av_set *set,
 	return 0;
 }
 
+/*
+ * ep->swc_ops changes only under the endpoint lock: a plain
+ * read-modify-write; progress reads it without the lock (a hint).
+ */
+static inline void gba_swc_ops_add(struct gba_ep *ep, int n)
+{
+	atomic_store_explicit(
+		&ep->swc_ops,
+		atomic_load_explicit(&ep->swc_ops, memory_order_relaxed) + n,
+		memory_order_relaxed);
+}
+
 bool gba_swc_busy(struct gba_swc *swc)
 {
 	return !TAILQ_EMPTY(&swc->ops);
@@ -147,6 +159,7 @@ void gba_swc_close(struct gba_swc *swc)
 	LIST_REMOVE(swc, entry);
 	while ((op = TAILQ_FIRST(&swc->ops))) {
 		TAILQ_REMOVE(&swc->ops, op, entry);
+		gba_swc_ops_add(ep, -1);
 		free(op->acc);
 		free(op);
 	}
@@ -503,6 +516,7 @@ static void gba_swc_complete(struct gba_swc_op *op)
 	struct gba_ep *ep = swc->ep;
 
 	TAILQ_REMOVE(&swc->ops, op, entry);
+	gba_swc_ops_add(ep, -1);
 	if (op->err)
 		gba_ep_tx_error(ep, GBA_CNTR_SEND, op->a.flags | FI_COLLECTIVE,
 				op->a.context, op->err, 0, NULL, 0);
@@ -573,16 +587,6 @@ void gba_swc_progress(struct gba_ep *ep)
 			next = TAILQ_NEXT(op, entry);
 			gba_swc_advance(op);
 		}
-}
-
-bool gba_swc_active(struct gba_ep *ep)
-{
-	struct gba_swc *swc;
-
-	LIST_FOREACH(swc, &ep->swcs, entry)
-		if (!TAILQ_EMPTY(&swc->ops))
-			return true;
-	return false;
 }
 
 /* Member index of @addr in @swc, or -1. */
@@ -661,6 +665,7 @@ ssize_t gba_swc_post(struct gba_swc *swc, const struct gba_swc_args *args)
 	token = gba_ep_data_lock(ep);
 	op->seq = swc->next_seq++;
 	TAILQ_INSERT_TAIL(&swc->ops, op, entry);
+	gba_swc_ops_add(ep, 1);
 	for (m = TAILQ_FIRST(&swc->early); m; m = tmp) {
 		tmp = TAILQ_NEXT(m, entry);
 		if (GBA_SWC_TAG_SEQ(m->rx->tag) != (uint32_t)op->seq)

@@ -55,7 +55,7 @@ struct gba_cq_over {
 /* Ring slot of a monotonically increasing position. */
 static inline struct gba_cq_entry *gba_cq_slot(struct gba_cq *cq, uint64_t pos)
 {
-	return &cq->ring[pos % cq->size];
+	return &cq->ring[pos & cq->mask];
 }
 
 /* Entries (completions and error markers) in @cq's ring. */
@@ -72,13 +72,18 @@ static inline size_t gba_cq_used(struct gba_cq *cq)
 	       atomic_load_explicit(&cq->nover, memory_order_acquire);
 }
 
-/* Run the progress of every endpoint bound to @cq; *pending if busy. */
+/*
+ * Run the progress of every endpoint bound to @cq, once each (an endpoint
+ * bound for both directions is listed twice, adjacent); *pending if busy.
+ */
 static void gba_cq_progress(struct gba_cq *cq, bool *pending)
 {
 	size_t i;
 
 	gba_lock_acquire(&cq->ep_lock);
 	for (i = 0; i < cq->neps; i++) {
+		if (i && cq->eps[i] == cq->eps[i - 1])
+			continue;
 		gba_ep_progress(cq->eps[i]);
 		if (pending && gba_ep_pending(cq->eps[i]))
 			*pending = true;
@@ -105,7 +110,8 @@ bool gba_cq_has_space(struct gba_cq *cq, size_t n)
 }
 
 /* Room in the ring for @e (and its details); cq->lock held. */
-static bool gba_cq_ring_fits(struct gba_cq *cq, const struct gba_cq_entry *e)
+static inline bool gba_cq_ring_fits(struct gba_cq *cq,
+				    const struct gba_cq_entry *e)
 {
 	return atomic_load_explicit(&cq->tail, memory_order_relaxed) -
 			       atomic_load_explicit(&cq->head,
@@ -115,8 +121,9 @@ static bool gba_cq_ring_fits(struct gba_cq *cq, const struct gba_cq_entry *e)
 }
 
 /* Put @e (details @err when an error) into the ring; cq->lock held. */
-static void gba_cq_ring_put(struct gba_cq *cq, const struct gba_cq_entry *e,
-			    const struct gba_cq_err *err)
+static inline void gba_cq_ring_put(struct gba_cq *cq,
+				   const struct gba_cq_entry *e,
+				   const struct gba_cq_err *err)
 {
 	uint64_t tail = atomic_load_explicit(&cq->tail, memory_order_relaxed);
 
@@ -168,8 +175,8 @@ static int gba_cq_over_add(struct gba_cq *cq, const struct gba_cq_entry *e,
 	return 0;
 }
 
-/* Move overflow entries into the ring while they fit; cq->lock held. */
-static void gba_cq_over_drain(struct gba_cq *cq)
+/* gba_cq_over_drain's loop. */
+static void gba_cq_over_move(struct gba_cq *cq)
 {
 	struct gba_cq_over *o;
 
@@ -183,13 +190,21 @@ static void gba_cq_over_drain(struct gba_cq *cq)
 	}
 }
 
+/* Move overflow entries into the ring while they fit; cq->lock held. */
+static inline void gba_cq_over_drain(struct gba_cq *cq)
+{
+	if (cq->over_head)
+		gba_cq_over_move(cq);
+}
+
 /*
  * Queue @e in completion order: into the ring, or the overflow list when
  * the ring is full or the list already holds entries.  Returns 0 or
  * -FI_ENOMEM (lost, logged).
  */
-static int gba_cq_enqueue(struct gba_cq *cq, const struct gba_cq_entry *e,
-			  const struct gba_cq_err *err)
+static inline int gba_cq_enqueue(struct gba_cq *cq,
+				 const struct gba_cq_entry *e,
+				 const struct gba_cq_err *err)
 {
 	int ret = 0;
 
@@ -601,11 +616,14 @@ static const char *gba_cq_strerror(struct fid_cq *cq_fid, int prov_errno,
 
 /*
  * gba_cq_add_ep - attach @ep: CQ reads progress it and the CQ cannot be
- * closed while attached.  Returns 0 or -FI_ENOMEM.
+ * closed while attached.  An endpoint attached for both directions is
+ * listed twice, next to each other (progress skips the second).
+ * Returns 0 or -FI_ENOMEM.
  */
 int gba_cq_add_ep(struct gba_cq *cq, struct gba_ep *ep)
 {
 	struct gba_ep **eps;
+	size_t i;
 	int ret = 0;
 
 	if (!cq || !ep)
@@ -622,7 +640,12 @@ int gba_cq_add_ep(struct gba_cq *cq, struct gba_ep *ep)
 		cq->eps = eps;
 		cq->eps_size = n;
 	}
-	cq->eps[cq->neps++] = ep;
+	for (i = 0; i < cq->neps && cq->eps[i] != ep; i++)
+		;
+	memmove(&cq->eps[i + 1], &cq->eps[i],
+		(cq->neps - i) * sizeof(cq->eps[0]));
+	cq->eps[i] = ep;
+	cq->neps++;
 	atomic_fetch_add(&cq->ref, 1);
 out:
 	gba_lock_release(&cq->ep_lock);
@@ -868,9 +891,13 @@ int gba_cq_open(struct fid_domain *domain_fid, struct fi_cq_attr *attr,
 		goto err0;
 	}
 	cq->size = size;
+	/* slots: the next power of two (a mask, not a division, per access) */
+	for (cq->mask = 1; cq->mask < size; cq->mask <<= 1)
+		;
+	cq->ring = calloc(cq->mask, sizeof(*cq->ring));
+	cq->mask--;
 	cq->over_tail = &cq->over_head;
 	cq->err_size = size < GBA_CQ_ERR_MAX ? size : GBA_CQ_ERR_MAX;
-	cq->ring = calloc(size, sizeof(*cq->ring));
 	cq->errs = calloc(cq->err_size, sizeof(*cq->errs));
 	if (!cq->ring || !cq->errs) {
 		ret = -FI_ENOMEM;

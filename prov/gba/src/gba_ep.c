@@ -255,15 +255,19 @@ int gba_ep_tx_error(struct gba_ep *ep, enum gba_cntr_slot slot, uint64_t flags,
 
 /*
  * gba_ep_progress - drive the engine, barriers in flight and deferred
- * work waiting for room (see gba_prov.h).  A few relaxed loads when
- * idle.  Returns the engine entries handled.
+ * work waiting for room (see gba_prov.h).  A few loads when idle: the
+ * engine is looked at without the lock (gba_fab_poll) and locked only
+ * when it has work or software collectives are in flight.  Returns the
+ * engine entries handled.
  */
 int gba_ep_progress(struct gba_ep *ep)
 {
 	bool token;
 	int n = 0;
 
-	if (ep->fab) {
+	if (ep->fab &&
+	    (gba_fab_poll(ep->fab) ||
+	     atomic_load_explicit(&ep->swc_ops, memory_order_relaxed))) {
 		token = gba_ep_data_lock(ep);
 		n = gba_fab_progress(ep->fab);
 		if (!LIST_EMPTY(&ep->swcs))

@@ -98,18 +98,17 @@ static void gba_futex_wake(atomic_uint *addr)
 }
 
 /*
- * gba_wait_signal - wake whoever waits on @wait (and on its wait set).
- * Cheap when nobody waits and the fd was not handed out.
+ * gba_wait_wake - gba_wait_signal of a wait object that may have
+ * sleepers (see gba_prov.h).  Cheap when nobody waits and the fd was not
+ * handed out.
  */
-void gba_wait_signal(struct gba_wait *wait)
+void gba_wait_wake(struct gba_wait *wait)
 {
 	uint64_t one = 1;
 	ssize_t n;
 
 	if (wait->set)
 		gba_wait_signal(wait->set);
-	else if (wait->type == FI_WAIT_NONE || wait->type == FI_WAIT_YIELD)
-		return; /* waiters poll (gba_wait_sleep yields): no wakeup */
 	atomic_thread_fence(memory_order_seq_cst);
 	if (!atomic_load_explicit(&wait->waiters, memory_order_relaxed) &&
 	    !atomic_load_explicit(&wait->exported, memory_order_relaxed))
