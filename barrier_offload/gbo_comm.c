@@ -208,6 +208,14 @@ void gbo_comm_finalize(void)
 	gbo_fabric_close();
 }
 
+void gbo_comm_idle(void)
+{
+	int flag;
+
+	PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_SELF, &flag,
+		    MPI_STATUS_IGNORE);
+}
+
 int gbo_comm_finalized(void)
 {
 	return gbo_finalize_done;

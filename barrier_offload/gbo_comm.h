@@ -28,15 +28,23 @@ struct gbo_comm {
 int gbo_comm_create(MPI_Comm comm, struct gbo_comm **cp);
 
 /*
+ * gbo_comm_idle - called while a barrier waits: lets the MPI library
+ * progress the program's other communication (a rendezvous send, a
+ * one-sided operation aimed at this process; OpenSHMEM's too, as it runs
+ * on that MPI), as its own barrier would: PMPI_Iprobe on MPI_COMM_SELF.
+ */
+void gbo_comm_idle(void);
+
+/*
  * gbo_comm_barrier - a barrier of @c: on the device if offloaded (0 or
  * a negative -FI_E*, logged), else 1: the caller runs its fallback.
- * @idle as in gbo_set_barrier.  Counts it in gbo_stats.
+ * Counts it in gbo_stats.
  */
-static inline int gbo_comm_barrier(struct gbo_comm *c, void (*idle)(void))
+static inline int gbo_comm_barrier(struct gbo_comm *c)
 {
 	if (__builtin_expect(c->reason == GBO_OFFLOADED, 1)) {
 		gbo_stats.offloaded++;
-		return gbo_set_barrier(&c->set, idle);
+		return gbo_set_barrier(&c->set, gbo_comm_idle);
 	}
 	gbo_stats.fallback[c->reason]++;
 	return 1;

@@ -189,6 +189,17 @@ static int gbo_join_wait(struct gbo_set *set)
 	}
 }
 
+/* The provider's report on @set (<rdma/fi_gba_ext.h>): 0, or not gba. */
+static int gbo_set_query(struct gbo_set *set, struct fi_gba_mc_attr *attr)
+{
+	struct fi_gba_mc_ops *ops;
+	int ret;
+
+	ret = fi_open_ops(&set->mc->fid, FI_GBA_MC_OPS_1, 0, (void **)&ops,
+			  NULL);
+	return ret ? ret : ops->query(set->mc, attr);
+}
+
 /* Where the provider runs @set's barriers (GBO_OFFLOADED: the device). */
 static enum gbo_reason gbo_set_path(struct gbo_set *set)
 {
@@ -200,11 +211,8 @@ static enum gbo_reason gbo_set_path(struct gbo_set *set)
 		[FI_GBA_BARRIER_SW_NO_GROUP] = GBO_NO_GROUP,
 	};
 	struct fi_gba_mc_attr attr;
-	struct fi_gba_mc_ops *ops;
 
-	if (fi_open_ops(&set->mc->fid, FI_GBA_MC_OPS_1, 0, (void **)&ops,
-			NULL) ||
-	    ops->query(set->mc, &attr))
+	if (gbo_set_query(set, &attr))
 		return GBO_OFFLOADED; /* another provider: trust its barrier */
 	set->ext = 1;
 	set->group_index = attr.group_index;
@@ -263,15 +271,11 @@ fail:
 void gbo_set_leave(struct gbo_set *set, int offloaded)
 {
 	struct fi_gba_mc_attr attr;
-	struct fi_gba_mc_ops *ops;
 	int ret;
 
 	if (!set->mc)
 		return;
-	if (offloaded && set->ext &&
-	    !fi_open_ops(&set->mc->fid, FI_GBA_MC_OPS_1, 0, (void **)&ops,
-			 NULL) &&
-	    !ops->query(set->mc, &attr)) {
+	if (offloaded && set->ext && !gbo_set_query(set, &attr)) {
 		/* every member arrived at our last barrier: RELEASE_SEQ
 		 * is its sequence, the count of barriers on the group */
 		if ((uint32_t)attr.release_seq == (uint32_t)set->barriers)

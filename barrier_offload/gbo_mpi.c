@@ -107,19 +107,6 @@ static struct gbo_comm *gbo_mpi_lookup(MPI_Comm comm)
 }
 
 /*
- * While a barrier waits: let the MPI library progress the program's
- * other communication (a rendezvous send, a one-sided operation aimed at
- * this process), as its own barrier would.
- */
-static void gbo_mpi_idle(void)
-{
-	int flag;
-
-	PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_SELF, &flag,
-		    MPI_STATUS_IGNORE);
-}
-
-/*
  * MPI_Barrier - MPI-4.0 section 6.3.  On an intra-communicator offloaded
  * by all its members, one barrier on its device group; with one member,
  * returns at once; otherwise PMPI_Barrier.  A barrier the device fails
@@ -135,7 +122,7 @@ GBO_EXPORT int MPI_Barrier(MPI_Comm comm)
 					       : gbo_mpi_lookup(comm);
 	if (!c)
 		return PMPI_Barrier(comm);
-	ret = gbo_comm_barrier(c, gbo_mpi_idle);
+	ret = gbo_comm_barrier(c);
 	if (__builtin_expect(ret == 0, 1))
 		return MPI_SUCCESS;
 	if (ret > 0)

@@ -66,15 +66,6 @@ static enum gbo_reason gbo_shmem_check(void)
 	return GBO_OFFLOADED;
 }
 
-/* While a barrier waits: progress OpenSHMEM's communication (via MPI). */
-static void gbo_shmem_idle(void)
-{
-	int flag;
-
-	PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_SELF, &flag,
-		    MPI_STATUS_IGNORE);
-}
-
 /* The decision for all PEs, made at the first call.  NULL: fall back. */
 static struct gbo_comm *gbo_shmem_all(void)
 {
@@ -173,7 +164,7 @@ static int gbo_shmem_barrier(struct gbo_comm *c)
 
 	if (!c)
 		return 1;
-	ret = gbo_comm_barrier(c, gbo_shmem_idle);
+	ret = gbo_comm_barrier(c);
 	if (ret > 0 && c->reason == GBO_ONE_MEMBER)
 		return 0;
 	if (ret < 0) {

@@ -69,14 +69,17 @@ echo "== MPI_Barrier with the barrier-offload library (GBA) vs without" \
 	"(PMPI_Barrier: the MPI's own), same processes, alternating rounds;" \
 	"medians of $reps runs"
 printf "%-14s %4s %10s %10s %9s\n" stack np gba_us stock_us speedup
-mpi_row() {	# mpi_row LABEL NP LAUNCH...
-	label=$1 np=$2
-	shift 2
+# bench_row LABEL NP KIND GBA_FIELD STOCK_FIELD LAUNCH...: $reps runs of
+# LAUNCH, each printing a line "KIND ... GBA_FIELD=x ... STOCK_FIELD=y";
+# one table row of the medians
+bench_row() {
+	label=$1 np=$2 kind=$3 gf=$4 sf=$5
+	shift 5
 	g= s= r=1
 	while [ "$r" -le "$reps" ]; do
-		if line=$($tmo "$@" 2>"$tmp/err" | grep '^mpi_barrier '); then
-			g="$g $(echo "$line" | sed 's/.* mpi_us=\([0-9.]*\).*/\1/')"
-			s="$s $(echo "$line" | sed 's/.* pmpi_us=\([0-9.]*\).*/\1/')"
+		if line=$($tmo "$@" 2>"$tmp/err" | grep "^$kind "); then
+			g="$g $(echo "$line" | sed "s/.* $gf=\([0-9.]*\).*/\1/")"
+			s="$s $(echo "$line" | sed "s/.* $sf=\([0-9.]*\).*/\1/")"
 		else
 			echo "FAILED: $*"
 			cat "$tmp/err"
@@ -97,7 +100,8 @@ if [ -x "$prog" ] && [ -f "$lib" ]; then
 			label="ompi cm/gba"
 		fi
 		for np in $nps; do
-			mpi_row "$label" "$np" "$mpirun" --allow-run-as-root \
+			bench_row "$label" "$np" mpi_barrier mpi_us pmpi_us \
+				"$mpirun" --allow-run-as-root \
 				--oversubscribe --bind-to none -np "$np" $mca \
 				$xenv -x LD_PRELOAD="$lib" "$prog" \
 				-I "$(iters_for "$np")"
@@ -113,7 +117,8 @@ if [ -x "$mprog" ] && [ -f "$mlib" ] && [ -n "$MPIEXEC_MPICH" ]; then
 		# one costs milliseconds (8 ms with 4 ranks on 2 CPUs)
 		mi=$(iters_for "$np")
 		[ "$np" -gt "$cores" ] && mi=50
-		mpi_row "mpich ch4:ucx" "$np" "$MPIEXEC_MPICH" -n "$np" \
+		bench_row "mpich ch4:ucx" "$np" mpi_barrier mpi_us pmpi_us \
+			"$MPIEXEC_MPICH" -n "$np" \
 			-genv LD_PRELOAD "$mlib" "$mprog" -I "$mi" -r 3
 	done
 else
@@ -127,23 +132,10 @@ printf "%-14s %4s %10s %10s %9s\n" stack np gba_us stock_us speedup
 sprog=$top_builddir/bench/gba_bench_shmem_barrier
 if [ -x "$sprog" ] && [ -f "$lib" ]; then
 	for np in $nps; do
-		g= s= r=1
-		while [ "$r" -le "$reps" ]; do
-			if line=$($tmo oshrun --allow-run-as-root --oversubscribe \
-				--bind-to none -np "$np" --mca osc ^rdma $xenv \
-				-x UCX_TLS=posix,self -x LD_PRELOAD="$lib" \
-				"$sprog" "$(iters_for "$np")" 2>"$tmp/err" |
-				grep '^shmem_barrier '); then
-				g="$g $(echo "$line" | sed 's/.* us=\([0-9.]*\).*/\1/')"
-				s="$s $(echo "$line" | sed 's/.* pshmem_us=\([0-9.]*\).*/\1/')"
-			else
-				echo "FAILED: oshrun -np $np $sprog"
-				cat "$tmp/err"
-				status=1
-			fi
-			r=$((r + 1))
-		done
-		row "oshmem posix" "$np" "$g" "$s"
+		bench_row "oshmem posix" "$np" shmem_barrier us pshmem_us \
+			oshrun --allow-run-as-root --oversubscribe --bind-to none \
+			-np "$np" --mca osc ^rdma $xenv -x UCX_TLS=posix,self \
+			-x LD_PRELOAD="$lib" "$sprog" "$(iters_for "$np")"
 	done
 else
 	echo "skipped: no $sprog (built with Open MPI's OpenSHMEM)"
