@@ -90,6 +90,10 @@ struct gba_params {
 	enum fi_progress progress;
 };
 extern struct gba_params gba_params;
+/* Define the FI_GBA_* parameters and read them (fi_prov_ini, once). */
+void gba_params_read(void);
+/* fi_provider.cleanup: free what gba_params_read copied. */
+void gba_params_free(void);
 
 /*
  * Limits advertised by fi_getinfo (gba_info.c) and enforced by the objects
@@ -1036,7 +1040,34 @@ bool gba_trigger_unqueue(struct gba_trigger *trig);
  */
 #define GBA_FLAG_DEFERRED (1ULL << 61)
 
-struct gba_work;
+/* A queued, fired or in-flight deferred work request (gba_deferred.c). */
+struct gba_work {
+	struct gba_trigger base;     /* first; base.discard is set */
+	TAILQ_ENTRY(gba_work) entry; /* domain->works or domain->retry */
+	bool listed;		     /* on domain->works (work_lock) */
+	struct gba_domain *domain;
+	struct fi_deferred_work *user; /* FI_CANCEL_WORK's key */
+	enum fi_op_type type;
+	struct gba_ep *ep;	 /* NULL for counter operations */
+	struct gba_cntr *comp;	 /* completion counter or NULL */
+	uint64_t flags;		 /* the operation's flags */
+	void *op_context;	 /* its context (endpoint completions) */
+	struct gba_cntr *target; /* counter operations */
+	uint64_t value;
+	/* copies of the operation's descriptors (context: this record) */
+	union {
+		struct fi_msg_tagged msg; /* messages (tag unused untagged) */
+		struct fi_msg_rma rma;
+		struct fi_msg_atomic atomic;
+	} m;
+	struct iovec iov[GBA_IOV_LIMIT];
+	struct fi_rma_iov rma_iov;
+	struct fi_ioc ioc[GBA_IOV_LIMIT];
+	struct fi_rma_ioc rma_ioc;
+	struct fi_ioc cmp[GBA_IOV_LIMIT];
+	struct fi_ioc res[GBA_IOV_LIMIT];
+	size_t cmp_count, res_count;
+};
 
 /*
  * End a deferred operation whose completion is being reported with
@@ -1051,6 +1082,8 @@ bool gba_work_end(void *context, uint64_t *flags, void **op_context,
 		  struct gba_cntr **comp);
 /* Drop the record of a deferred operation its endpoint discards (close). */
 void gba_work_drop(void *context);
+/* Free @w and drop its references on its completion and target counters. */
+void gba_work_free(struct gba_work *w);
 /*
  * Resubmit fired work that got -FI_EAGAIN, in order, until the list is
  * empty or the first refuses again.  Called from endpoint progress when

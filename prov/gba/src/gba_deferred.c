@@ -45,48 +45,6 @@
 /* Flags a deferred receive accepts. */
 #define GBA_WORK_RX_FLAGS (FI_COMPLETION | FI_MORE)
 
-/* A queued, fired or in-flight work request (see the file comment). */
-struct gba_work {
-	struct gba_trigger base;     /* first; base.discard is set */
-	TAILQ_ENTRY(gba_work) entry; /* domain->works or domain->retry */
-	bool listed;		     /* on domain->works (work_lock) */
-	struct gba_domain *domain;
-	struct fi_deferred_work *user; /* FI_CANCEL_WORK's key */
-	enum fi_op_type type;
-	struct gba_ep *ep;	 /* NULL for counter operations */
-	struct gba_cntr *comp;	 /* completion counter or NULL */
-	uint64_t flags;		 /* the operation's flags */
-	void *op_context;	 /* its context (endpoint completions) */
-	struct gba_cntr *target; /* counter operations */
-	uint64_t value;
-	/* copies of the operation's descriptors (context: this record) */
-	union {
-		struct fi_msg_tagged msg; /* messages (tag unused untagged) */
-		struct fi_msg_rma rma;
-		struct fi_msg_atomic atomic;
-	} m;
-	struct iovec iov[GBA_IOV_LIMIT];
-	struct fi_rma_iov rma_iov;
-	struct fi_ioc ioc[GBA_IOV_LIMIT];
-	struct fi_rma_ioc rma_ioc;
-	struct fi_ioc cmp[GBA_IOV_LIMIT];
-	struct fi_ioc res[GBA_IOV_LIMIT];
-	size_t cmp_count, res_count;
-};
-
-/*
- * Free @w and drop its references on its completion and target counters
- * (taken at FI_QUEUE_WORK so that they cannot close under it).
- */
-static void gba_work_free(struct gba_work *w)
-{
-	if (w->comp)
-		atomic_fetch_sub(&w->comp->ref, 1);
-	if (w->target)
-		atomic_fetch_sub(&w->target->ref, 1);
-	free(w);
-}
-
 /* The gba counter behind @fid of @domain, or NULL (logged as @what). */
 static struct gba_cntr *gba_work_cntr(struct gba_domain *domain,
 				      struct fid_cntr *fid, const char *what)
@@ -484,36 +442,6 @@ static void gba_work_discard(struct gba_trigger *trig)
 	FI_INFO(&gba_prov, FI_LOG_DOMAIN,
 		"deferred %s %p discarded (its counter or endpoint "
 		"closed)\n",
-		fi_tostr(&w->type, FI_TYPE_OP_TYPE), (void *)w->user);
-	gba_work_free(w);
-}
-
-/*
- * gba_work_end - a deferred operation completes (see gba_prov.h).
- * Returns true if the endpoint reports it (FI_COMPLETION).
- */
-bool gba_work_end(void *context, uint64_t *flags, void **op_context,
-		  struct gba_cntr **comp)
-{
-	struct gba_work *w = context;
-	bool report = w->flags & FI_COMPLETION;
-
-	*op_context = w->op_context;
-	*comp = w->comp; /* its reference goes to the caller */
-	*flags &= ~GBA_FLAG_DEFERRED;
-	if (report)
-		*flags |= FI_COMPLETION;
-	free(w);
-	return report;
-}
-
-/* gba_work_drop - the endpoint of an issued operation closed. */
-void gba_work_drop(void *context)
-{
-	struct gba_work *w = context;
-
-	FI_INFO(&gba_prov, FI_LOG_EP_CTRL,
-		"endpoint closed: deferred %s %p in flight dropped\n",
 		fi_tostr(&w->type, FI_TYPE_OP_TYPE), (void *)w->user);
 	gba_work_free(w);
 }

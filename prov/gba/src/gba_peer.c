@@ -26,35 +26,6 @@
 
 #include "gba_prov.h"
 
-int gba_fab_err(int status)
-{
-	switch (status) {
-	case 0:
-		return 0;
-	case -ENOKEY:
-		return FI_EKEYREJECTED;
-	case -EACCES:
-	case -EPERM:
-		return FI_EACCES;
-	case -ERANGE:
-	case -EFAULT:
-	case -EINVAL:
-		return FI_EINVAL;
-	case -EPIPE:
-	case -ESRCH:
-	case -ECONNRESET:
-		return FI_EIO;
-	case -EHOSTUNREACH:
-		return FI_EHOSTUNREACH;
-	case -ECANCELED:
-		return FI_ECANCELED;
-	case -ENOMEM:
-		return FI_ENOMEM;
-	default:
-		return FI_EOTHER;
-	}
-}
-
 bool gba_ep_data_lock(struct gba_ep *ep)
 {
 	bool token = gba_trigger_defer_begin();
@@ -317,38 +288,3 @@ void gba_tx_req_put(struct gba_ep *ep, struct gba_tx_req *req)
 }
 
 /* ---- Receive-side completions ---------------------------------------------- */
-
-void gba_ep_rx_complete(struct gba_ep *ep, int err, void *context,
-			uint64_t flags, size_t len, void *buf, uint64_t data,
-			uint64_t tag, fi_addr_t src, size_t olen)
-{
-	struct gba_cntr *comp;
-
-	if (flags & GBA_FLAG_DEFERRED) {
-		if (gba_work_end(context, &flags, &context, &comp))
-			gba_ep_rx_complete(ep, err, context, flags, len, buf,
-					   data, tag, src, olen);
-		if (comp)
-			gba_cntr_inc_release(comp, err != 0);
-		return;
-	}
-	if (err) {
-		if (ep->rx_cq)
-			gba_cq_write_error(ep->rx_cq, context,
-					   flags & (FI_RECV | FI_MSG |
-						    FI_TAGGED |
-						    FI_REMOTE_CQ_DATA |
-						    FI_MULTI_RECV),
-					   err, 0, len, olen);
-		if (ep->cntrs[GBA_CNTR_RECV])
-			gba_cntr_inc_err(ep->cntrs[GBA_CNTR_RECV]);
-		return;
-	}
-	if (ep->rx_cq && (!ep->rx_selective || (flags & FI_COMPLETION)))
-		gba_cq_write(ep->rx_cq, context,
-			     flags & (FI_RECV | FI_MSG | FI_TAGGED |
-				      FI_REMOTE_CQ_DATA | FI_MULTI_RECV),
-			     len, buf, data, tag, src);
-	if (ep->cntrs[GBA_CNTR_RECV])
-		gba_cntr_inc(ep->cntrs[GBA_CNTR_RECV]);
-}
