@@ -654,13 +654,30 @@ struct gba_swc_msg {
 };
 TAILQ_HEAD(gba_swc_msg_list, gba_swc_msg);
 
-struct gba_ep {
+/*
+ * What an endpoint fid leads to: the endpoint, and the default op flags
+ * of the verbs called through that fid.  An endpoint's own view (its
+ * op flags: fi_info tx_attr/rx_attr->op_flags, FI_SETOPSFLAG) is its
+ * first member; an alias (fi_ep_alias(3)) is a view of its own on the
+ * same endpoint with other flags.
+ */
+struct gba_ep_view {
 	struct fid_ep ep_fid;
+	struct gba_ep *ep;
+	uint64_t tx_op_flags;
+	uint64_t rx_op_flags;
+};
+
+struct gba_ep {
+	struct gba_ep_view view; /* first; view.ep is the endpoint itself */
+	/*
+	 * gba_ep_progress, for the operations that progress their endpoint
+	 * before returning -FI_EAGAIN (the progress sits above them).
+	 */
+	int (*progress)(struct gba_ep *ep);
 	struct gba_domain *domain;
 	atomic_int ref;
 	uint64_t caps;
-	uint64_t tx_op_flags; /* fi_info tx_attr->op_flags, FI_SETOPSFLAG */
-	uint64_t rx_op_flags;
 	struct gba_addr addr;
 	bool enabled;
 	struct gba_av *av;
@@ -747,11 +764,31 @@ int gba_ep_target(struct gba_ep *ep, fi_addr_t dest, struct gba_ep **target);
 
 /*
  * The gba endpoint behind @ep_fid (an endpoint or an alias of one), or
- * NULL (logged) if it is not one.
+ * NULL (logged) if it is not one.  The verbs are only reached through
+ * the ops tables of gba endpoints and their aliases, whose fids are
+ * views (struct gba_ep_view); the check guards against NULL and fids
+ * of another class.
  */
-struct gba_ep *gba_ep_of(struct fid_ep *ep_fid);
+static inline struct gba_ep *gba_ep_of(struct fid_ep *ep_fid)
+{
+	if (!ep_fid || ep_fid->fid.fclass != FI_CLASS_EP) {
+		FI_WARN(&gba_prov, FI_LOG_EP_DATA, "not a gba endpoint: %p\n",
+			(void *)ep_fid);
+		return NULL;
+	}
+	return container_of(ep_fid, struct gba_ep_view, ep_fid)->ep;
+}
+
 /* Default transmit (@tx) or receive op flags of @ep_fid (alias or ep). */
-uint64_t gba_ep_op_flags(struct fid_ep *ep_fid, bool tx);
+static inline uint64_t gba_ep_op_flags(struct fid_ep *ep_fid, bool tx)
+{
+	struct gba_ep_view *view;
+
+	if (!gba_ep_of(ep_fid))
+		return 0;
+	view = container_of(ep_fid, struct gba_ep_view, ep_fid);
+	return tx ? view->tx_op_flags : view->rx_op_flags;
+}
 /* Default op flags the non-msg verbs honour. */
 #define GBA_EP_TX_OPFLAGS (FI_COMPLETION | FI_TRIGGER)
 
@@ -781,8 +818,16 @@ struct gba_tx_req {
 };
 
 /* Open/close @ep's engine endpoint and pools (fi_endpoint, fi_close). */
-int gba_peer_open(struct gba_ep *ep);
-void gba_peer_close(struct gba_ep *ep);
+/*
+ * Give @ep its address (a specific one from @info's source address, else
+ * a fresh one) and register it with the process's endpoints (the direct
+ * path's targets).  0, -FI_EADDRINUSE, -FI_EINVAL.  Undone by
+ * gba_peer_unregister.
+ */
+int gba_peer_register(struct gba_ep *ep, const struct fi_info *info);
+void gba_peer_unregister(struct gba_ep *ep);
+int gba_eng_open(struct gba_ep *ep);
+void gba_eng_close(struct gba_ep *ep);
 /*
  * The engine peer of @dest.  ep->lock held.  Returns 0, -FI_EINVAL (not
  * in the AV), -FI_EHOSTUNREACH (another host, endpoint closed),

@@ -504,7 +504,7 @@ static ssize_t gba_atomic_peer(struct gba_ep *ep, const struct gba_atomic_op *a,
 out:
 	gba_ep_data_unlock(ep, token);
 	if (ret == -FI_EAGAIN)
-		gba_ep_progress(ep);
+		ep->progress(ep);
 	return ret;
 }
 

@@ -426,7 +426,7 @@ static ssize_t gba_barrier(struct fid_ep *ep_fid, fi_addr_t coll_addr,
 	if (!ep)
 		return -FI_EINVAL;
 	/* an alias carries its own flags */
-	flags = (ep_fid == &ep->ep_fid ? ep->tx_op_flags
+	flags = (ep_fid == &ep->view.ep_fid ? ep->view.tx_op_flags
 				       : gba_ep_op_flags(ep_fid, true)) &
 		GBA_EP_TX_OPFLAGS;
 	if (flags & FI_TRIGGER)
@@ -1123,7 +1123,7 @@ static int gba_join_complete(struct gba_mc *mc, void *context)
 int gba_ep_join(struct fid_ep *ep_fid, const void *addr, uint64_t flags,
 		struct fid_mc **mcp, void *context)
 {
-	struct gba_ep *ep = container_of(ep_fid, struct gba_ep, ep_fid);
+	struct gba_ep *ep = container_of(ep_fid, struct gba_ep, view.ep_fid);
 	struct gba_group_attr gattr = {0};
 	struct gba_join_count *jc = NULL;
 	struct gba_addr *addrs = NULL;
@@ -1200,5 +1200,41 @@ int gba_ep_join(struct fid_ep *ep_fid, const void *addr, uint64_t flags,
 
 err_free:
 	free(mc);
+	return ret;
+}
+
+/*
+ * gba_domain_dev - the domain's GBA device, opened on first use with
+ * gba_dev_open(FI_GBA_DEVICE).  Returns 0 or the mapped error
+ * (-FI_ENODEV, -FI_EACCES, -FI_EIO, -FI_ENOMEM, -FI_EINVAL).
+ */
+int gba_domain_dev(struct gba_domain *domain, struct gba_dev **devp)
+{
+	struct gba_dev_attr attr;
+	int ret = 0;
+
+	if (!domain || !devp)
+		return -FI_EINVAL;
+	gba_lock_acquire(&domain->lock);
+	if (!domain->dev) {
+		ret = gba_dev_open(gba_params.device, &domain->dev);
+		if (ret) {
+			domain->dev = NULL;
+			FI_WARN(&gba_prov, FI_LOG_DOMAIN,
+				"gba_dev_open(%s): %s\n",
+				gba_params.device ? gba_params.device
+						  : "default",
+				fi_strerror(-gba_errno_to_fi(ret)));
+			ret = gba_errno_to_fi(ret);
+		} else if (!gba_dev_query(domain->dev, &attr)) {
+			FI_INFO(&gba_prov, FI_LOG_DOMAIN,
+				"GBA device %s (%s): %u groups, %u members\n",
+				attr.path ? attr.path : "?",
+				attr.backend ? attr.backend : "?",
+				attr.num_groups, attr.max_members);
+		}
+	}
+	*devp = domain->dev;
+	gba_lock_release(&domain->lock);
 	return ret;
 }

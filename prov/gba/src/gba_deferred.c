@@ -296,7 +296,7 @@ static enum gba_cntr_slot gba_work_slot(enum fi_op_type type)
  */
 static ssize_t gba_work_issue(struct gba_work *w)
 {
-	struct fid_ep *ep = &w->ep->ep_fid;
+	struct fid_ep *ep = &w->ep->view.ep_fid;
 	uint64_t flags = w->flags | GBA_FLAG_DEFERRED;
 	bool tagged = w->type == FI_OP_TRECV || w->type == FI_OP_TSEND;
 

@@ -305,39 +305,3 @@ err_free:
 	free(dom);
 	return ret;
 }
-
-/*
- * gba_domain_dev - the domain's GBA device, opened on first use with
- * gba_dev_open(FI_GBA_DEVICE).  Returns 0 or the mapped error
- * (-FI_ENODEV, -FI_EACCES, -FI_EIO, -FI_ENOMEM, -FI_EINVAL).
- */
-int gba_domain_dev(struct gba_domain *domain, struct gba_dev **devp)
-{
-	struct gba_dev_attr attr;
-	int ret = 0;
-
-	if (!domain || !devp)
-		return -FI_EINVAL;
-	gba_lock_acquire(&domain->lock);
-	if (!domain->dev) {
-		ret = gba_dev_open(gba_params.device, &domain->dev);
-		if (ret) {
-			domain->dev = NULL;
-			FI_WARN(&gba_prov, FI_LOG_DOMAIN,
-				"gba_dev_open(%s): %s\n",
-				gba_params.device ? gba_params.device
-						  : "default",
-				fi_strerror(-gba_errno_to_fi(ret)));
-			ret = gba_errno_to_fi(ret);
-		} else if (!gba_dev_query(domain->dev, &attr)) {
-			FI_INFO(&gba_prov, FI_LOG_DOMAIN,
-				"GBA device %s (%s): %u groups, %u members\n",
-				attr.path ? attr.path : "?",
-				attr.backend ? attr.backend : "?",
-				attr.num_groups, attr.max_members);
-		}
-	}
-	*devp = domain->dev;
-	gba_lock_release(&domain->lock);
-	return ret;
-}

@@ -20,65 +20,13 @@
 
 #include "gba_prov.h"
 
-/* Every live endpoint of the process (gba_ep_target, unique ep ids). */
-static pthread_mutex_t gba_ep_registry_lock = PTHREAD_MUTEX_INITIALIZER;
-static LIST_HEAD(, gba_ep)
-	gba_ep_registry = LIST_HEAD_INITIALIZER(gba_ep_registry);
-
 static struct fi_ops gba_ep_fi_ops;
-
-static struct fi_ops gba_alias_fi_ops;
-
-/*
- * An alias of an endpoint (fi_ep_alias(3), FI_ALIAS): the same endpoint
- * reached through another fid whose default op flags differ.
- */
-struct gba_ep_alias {
-	struct fid_ep ep_fid;
-	struct gba_ep *ep;
-	uint64_t tx_op_flags;
-	uint64_t rx_op_flags;
-};
-
-/* gba_ep_of - the gba endpoint behind @ep_fid, or NULL (see gba_prov.h). */
-struct gba_ep *gba_ep_of(struct fid_ep *ep_fid)
-{
-	if (ep_fid && ep_fid->fid.fclass == FI_CLASS_EP &&
-	    ep_fid->fid.ops == &gba_alias_fi_ops)
-		return container_of(ep_fid, struct gba_ep_alias, ep_fid)->ep;
-	if (!ep_fid || ep_fid->fid.fclass != FI_CLASS_EP ||
-	    ep_fid->fid.ops != &gba_ep_fi_ops) {
-		FI_WARN(&gba_prov, FI_LOG_EP_DATA, "not a gba endpoint: %p\n",
-			(void *)ep_fid);
-		return NULL;
-	}
-	return container_of(ep_fid, struct gba_ep, ep_fid);
-}
-
-/*
- * gba_ep_op_flags - the default op flags of the verbs called on @ep_fid
- * (an endpoint or an alias): transmit (@tx) or receive flags.
- */
-uint64_t gba_ep_op_flags(struct fid_ep *ep_fid, bool tx)
-{
-	struct gba_ep_alias *alias;
-	struct gba_ep *ep;
-
-	if (ep_fid && ep_fid->fid.ops == &gba_alias_fi_ops) {
-		alias = container_of(ep_fid, struct gba_ep_alias, ep_fid);
-		return tx ? alias->tx_op_flags : alias->rx_op_flags;
-	}
-	ep = gba_ep_of(ep_fid);
-	if (!ep)
-		return 0;
-	return tx ? ep->tx_op_flags : ep->rx_op_flags;
-}
 
 /* fi_close(3) of an alias: the endpoint stays. */
 static int gba_alias_close(struct fid *fid)
 {
-	struct gba_ep_alias *alias =
-		container_of(fid, struct gba_ep_alias, ep_fid.fid);
+	struct gba_ep_view *alias =
+		container_of(fid, struct gba_ep_view, ep_fid.fid);
 
 	atomic_fetch_sub(&alias->ep->ref, 1);
 	free(alias);
@@ -101,7 +49,7 @@ static struct fi_ops gba_alias_fi_ops = {
 static int gba_ep_alias(struct gba_ep *ep, struct fi_alias *arg)
 {
 	uint64_t dir, flags;
-	struct gba_ep_alias *alias;
+	struct gba_ep_view *alias;
 
 	if (!arg || !arg->fid)
 		return GBA_WARN_RET(FI_LOG_EP_CTRL, -FI_EINVAL,
@@ -115,97 +63,14 @@ static int gba_ep_alias(struct gba_ep *ep, struct fi_alias *arg)
 	alias = calloc(1, sizeof(*alias));
 	if (!alias)
 		return -FI_ENOMEM;
-	alias->ep_fid = ep->ep_fid;
+	alias->ep_fid = ep->view.ep_fid;
 	alias->ep_fid.fid.ops = &gba_alias_fi_ops;
 	alias->ep = ep;
-	alias->tx_op_flags = dir & FI_TRANSMIT ? flags : ep->tx_op_flags;
-	alias->rx_op_flags = dir & FI_RECV ? flags : ep->rx_op_flags;
+	alias->tx_op_flags = dir & FI_TRANSMIT ? flags : ep->view.tx_op_flags;
+	alias->rx_op_flags = dir & FI_RECV ? flags : ep->view.rx_op_flags;
 	atomic_fetch_add(&ep->ref, 1);
 	*arg->fid = &alias->ep_fid.fid;
 	return 0;
-}
-
-/* True if @a and @b name the same endpoint (fields of a canonical copy). */
-static inline bool gba_ep_addr_same(const struct gba_addr *a,
-				    const struct gba_addr *b)
-{
-	return a->ep_id == b->ep_id && a->pid == b->pid &&
-	       a->host_id == b->host_id;
-}
-
-/* Registry entry with address @addr, or NULL.  Registry lock held. */
-static struct gba_ep *gba_ep_registry_find(const struct gba_addr *addr)
-{
-	struct gba_ep *ep;
-
-	LIST_FOREACH(ep, &gba_ep_registry, registry)
-		if (gba_ep_addr_same(&ep->addr, addr))
-			return ep;
-	return NULL;
-}
-
-/*
- * gba_ep_target - resolve @dest to the target endpoint for the direct
- * path (see gba_prov.h).  Returns 0, -FI_EOPBADSTATE (not enabled),
- * -FI_EINVAL (unknown @dest), -FI_EHOSTUNREACH.
- */
-int gba_ep_target(struct gba_ep *ep, fi_addr_t dest, struct gba_ep **target)
-{
-	const struct gba_addr *addr;
-	struct gba_ep *peer;
-
-	if (!ep->enabled)
-		return GBA_WARN_RET(FI_LOG_EP_DATA, -FI_EOPBADSTATE,
-				    "endpoint not enabled\n");
-	addr = gba_av_addr(ep->av, dest);
-	if (!addr)
-		return GBA_WARN_RET(FI_LOG_EP_DATA, -FI_EINVAL,
-				    "fi_addr %llu is not in the AV\n",
-				    (unsigned long long)dest);
-	if (gba_ep_addr_same(addr, &ep->addr)) {
-		*target = ep;
-		return 0;
-	}
-	if (gba_addr_reach(&ep->addr, addr) != GBA_REACH_PROCESS)
-		return -FI_EHOSTUNREACH; /* the engine's (gba_peer.c) */
-	pthread_mutex_lock(&gba_ep_registry_lock);
-	peer = gba_ep_registry_find(addr);
-	pthread_mutex_unlock(&gba_ep_registry_lock);
-	if (!peer)
-		return GBA_WARN_RET(FI_LOG_EP_DATA, -FI_EHOSTUNREACH,
-				    "fi_addr %llu: no such endpoint in this "
-				    "process (closed?)\n",
-				    (unsigned long long)dest);
-	*target = peer;
-	return 0;
-}
-
-/*
- * gba_ep_progress - drive the engine, barriers in flight and deferred
- * work waiting for room (see gba_prov.h).  A few loads when idle: the
- * engine is looked at without the lock (gba_fab_poll) and locked only
- * when it has work or software collectives are in flight.  Returns the
- * engine entries handled.
- */
-int gba_ep_progress(struct gba_ep *ep)
-{
-	bool token;
-	int n = 0;
-
-	if (ep->fab &&
-	    (gba_fab_poll(ep->fab) ||
-	     atomic_load_explicit(&ep->swc_ops, memory_order_relaxed))) {
-		token = gba_ep_data_lock(ep);
-		n = gba_fab_progress(ep->fab);
-		if (!LIST_EMPTY(&ep->swcs))
-			gba_swc_progress(ep);
-		gba_ep_data_unlock(ep, token);
-	}
-	if (atomic_load_explicit(&ep->pending, memory_order_relaxed))
-		gba_coll_progress(ep);
-	if (atomic_load_explicit(&ep->domain->nretry, memory_order_relaxed))
-		gba_work_retry(ep->domain);
-	return n > 0 ? n : 0;
 }
 
 /* ---- binds ------------------------------------------------------------ */
@@ -317,7 +182,7 @@ static int gba_ep_bind_cntr(struct gba_ep *ep, struct gba_cntr *cntr,
  */
 static int gba_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
-	struct gba_ep *ep = container_of(fid, struct gba_ep, ep_fid.fid);
+	struct gba_ep *ep = container_of(fid, struct gba_ep, view.ep_fid.fid);
 	int ret = 0;
 
 	if (!bfid)
@@ -416,9 +281,9 @@ static int gba_ep_opsflag(struct gba_ep *ep, int command, uint64_t *arg)
 	uint64_t *target;
 
 	if (dir == FI_TRANSMIT)
-		target = &ep->tx_op_flags;
+		target = &ep->view.tx_op_flags;
 	else if (dir == FI_RECV)
-		target = &ep->rx_op_flags;
+		target = &ep->view.rx_op_flags;
 	else
 		return GBA_WARN_RET(FI_LOG_EP_CTRL, -FI_EINVAL,
 				    "ops flag: need exactly one of "
@@ -437,7 +302,7 @@ static int gba_ep_opsflag(struct gba_ep *ep, int command, uint64_t *arg)
  */
 static int gba_ep_control(struct fid *fid, int command, void *arg)
 {
-	struct gba_ep *ep = container_of(fid, struct gba_ep, ep_fid.fid);
+	struct gba_ep *ep = container_of(fid, struct gba_ep, view.ep_fid.fid);
 	int ret;
 
 	switch (command) {
@@ -467,7 +332,7 @@ static int gba_ep_control(struct fid *fid, int command, void *arg)
  */
 static int gba_ep_close(struct fid *fid)
 {
-	struct gba_ep *ep = container_of(fid, struct gba_ep, ep_fid.fid);
+	struct gba_ep *ep = container_of(fid, struct gba_ep, view.ep_fid.fid);
 	size_t i;
 
 	gba_progress_del_ep(ep->domain, ep);
@@ -475,9 +340,7 @@ static int gba_ep_close(struct fid *fid)
 	gba_trigger_drain_ep(ep);
 	gba_work_close_ep(ep);
 
-	pthread_mutex_lock(&gba_ep_registry_lock);
-	LIST_REMOVE(ep, registry);
-	pthread_mutex_unlock(&gba_ep_registry_lock);
+	gba_peer_unregister(ep);
 
 	if (ep->tx_cq)
 		gba_cq_del_ep(ep->tx_cq, ep);
@@ -490,7 +353,7 @@ static int gba_ep_close(struct fid *fid)
 		atomic_fetch_sub(&ep->av->ref, 1);
 	if (ep->eq)
 		atomic_fetch_sub(&ep->eq->ref, 1);
-	gba_peer_close(ep);
+	gba_eng_close(ep);
 	gba_coll_fini(ep);
 	gba_lock_destroy(&ep->lock);
 	atomic_fetch_sub(&ep->domain->nep, 1);
@@ -517,7 +380,7 @@ static struct fi_ops gba_ep_fi_ops = {
  */
 static ssize_t gba_ep_cancel(fid_t fid, void *context)
 {
-	struct gba_ep *ep = container_of(fid, struct gba_ep, ep_fid.fid);
+	struct gba_ep *ep = container_of(fid, struct gba_ep, view.ep_fid.fid);
 
 	if (!gba_trigger_cancel(ep, context))
 		return 0;
@@ -533,7 +396,7 @@ static ssize_t gba_ep_cancel(fid_t fid, void *context)
 static int gba_ep_getopt(fid_t fid, int level, int optname, void *optval,
 			 size_t *optlen)
 {
-	struct gba_ep *ep = container_of(fid, struct gba_ep, ep_fid.fid);
+	struct gba_ep *ep = container_of(fid, struct gba_ep, view.ep_fid.fid);
 
 	if (level != FI_OPT_ENDPOINT || optname != FI_OPT_MIN_MULTI_RECV)
 		return -FI_ENOPROTOOPT;
@@ -549,7 +412,7 @@ static int gba_ep_getopt(fid_t fid, int level, int optname, void *optval,
 static int gba_ep_setopt(fid_t fid, int level, int optname, const void *optval,
 			 size_t optlen)
 {
-	struct gba_ep *ep = container_of(fid, struct gba_ep, ep_fid.fid);
+	struct gba_ep *ep = container_of(fid, struct gba_ep, view.ep_fid.fid);
 
 	if (level != FI_OPT_ENDPOINT || optname != FI_OPT_MIN_MULTI_RECV)
 		return -FI_ENOPROTOOPT;
@@ -601,7 +464,7 @@ static struct fi_ops_ep gba_ep_base_ops = {
  */
 static int gba_ep_getname(fid_t fid, void *addr, size_t *addrlen)
 {
-	struct gba_ep *ep = container_of(fid, struct gba_ep, ep_fid.fid);
+	struct gba_ep *ep = container_of(fid, struct gba_ep, view.ep_fid.fid);
 	size_t have;
 
 	if (!addrlen || (!addr && *addrlen))
@@ -669,34 +532,6 @@ static struct fi_ops_cm gba_ep_cm_ops = {
 /* ---- open ------------------------------------------------------------- */
 
 /*
- * Choose the endpoint's address: the source address of @info if it names
- * a specific endpoint number (fi_getinfo with a service), else a fresh
- * one.  Registry lock held.  Returns 0, -FI_EADDRINUSE, -FI_EINVAL.
- */
-static int gba_ep_pick_addr(struct gba_ep *ep, const struct fi_info *info)
-{
-	const struct gba_addr *src = info ? info->src_addr : NULL;
-	int ret;
-
-	if (src && info->src_addrlen == sizeof(*src) && src->ep_id) {
-		ep->addr = *src;
-		ep->addr.reserved = 0;
-		if (gba_ep_registry_find(&ep->addr))
-			return GBA_WARN_RET(FI_LOG_EP_CTRL, -FI_EADDRINUSE,
-					    "source address endpoint %u is in "
-					    "use\n",
-					    src->ep_id);
-		return 0;
-	}
-	do {
-		ret = gba_addr_init_local(&ep->addr);
-		if (ret)
-			return gba_errno_to_fi(ret);
-	} while (gba_ep_registry_find(&ep->addr));
-	return 0;
-}
-
-/*
  * gba_ep_open - fi_endpoint(3).
  * @domain_fid: a gba domain.
  * @info: from fi_getinfo (may be edited): ep_attr->type FI_EP_RDM, caps
@@ -743,43 +578,41 @@ int gba_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 	ep->domain = domain;
 	ep->caps = info->caps ? info->caps : GBA_CAPS;
 	if (info->tx_attr)
-		ep->tx_op_flags = info->tx_attr->op_flags;
+		ep->view.tx_op_flags = info->tx_attr->op_flags;
 	if (info->rx_attr)
-		ep->rx_op_flags = info->rx_attr->op_flags;
+		ep->view.rx_op_flags = info->rx_attr->op_flags;
 	TAILQ_INIT(&ep->mcs);
 	TAILQ_INIT(&ep->triggers);
 	ret = gba_lock_init(&ep->lock, domain->locking);
 	if (ret)
 		goto err_free;
 
-	pthread_mutex_lock(&gba_ep_registry_lock);
-	ret = gba_ep_pick_addr(ep, info);
-	if (!ret)
-		LIST_INSERT_HEAD(&gba_ep_registry, ep, registry);
-	pthread_mutex_unlock(&gba_ep_registry_lock);
+	ret = gba_peer_register(ep, info);
 	if (ret)
 		goto err_lock;
-	ret = gba_peer_open(ep);
+	ret = gba_eng_open(ep);
 	if (ret)
 		goto err_registry;
 	ret = gba_progress_add_ep(domain, ep);
 	if (ret) {
-		gba_peer_close(ep);
+		gba_eng_close(ep);
 		goto err_registry;
 	}
 
-	ep->ep_fid.fid.fclass = FI_CLASS_EP;
-	ep->ep_fid.fid.context = context;
-	ep->ep_fid.fid.ops = &gba_ep_fi_ops;
-	ep->ep_fid.ops = &gba_ep_base_ops;
-	ep->ep_fid.cm = &gba_ep_cm_ops;
-	ep->ep_fid.msg = &gba_ep_msg_ops;
-	ep->ep_fid.tagged = &gba_ep_tagged_ops;
-	ep->ep_fid.rma = &gba_ep_rma_ops;
-	ep->ep_fid.atomic = &gba_ep_atomic_ops;
-	ep->ep_fid.collective = &gba_ep_collective_ops;
+	ep->view.ep = ep;
+	ep->progress = gba_ep_progress;
+	ep->view.ep_fid.fid.fclass = FI_CLASS_EP;
+	ep->view.ep_fid.fid.context = context;
+	ep->view.ep_fid.fid.ops = &gba_ep_fi_ops;
+	ep->view.ep_fid.ops = &gba_ep_base_ops;
+	ep->view.ep_fid.cm = &gba_ep_cm_ops;
+	ep->view.ep_fid.msg = &gba_ep_msg_ops;
+	ep->view.ep_fid.tagged = &gba_ep_tagged_ops;
+	ep->view.ep_fid.rma = &gba_ep_rma_ops;
+	ep->view.ep_fid.atomic = &gba_ep_atomic_ops;
+	ep->view.ep_fid.collective = &gba_ep_collective_ops;
 	atomic_fetch_add(&domain->ref, 1);
-	*ep_fid = &ep->ep_fid;
+	*ep_fid = &ep->view.ep_fid;
 
 	if (fi_log_enabled(&gba_prov, FI_LOG_INFO, FI_LOG_EP_CTRL)) {
 		char str[GBA_ADDR_STRLEN];
@@ -790,9 +623,7 @@ int gba_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 	return 0;
 
 err_registry:
-	pthread_mutex_lock(&gba_ep_registry_lock);
-	LIST_REMOVE(ep, registry);
-	pthread_mutex_unlock(&gba_ep_registry_lock);
+	gba_peer_unregister(ep);
 err_lock:
 	gba_lock_destroy(&ep->lock);
 err_free:

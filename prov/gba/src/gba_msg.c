@@ -712,7 +712,7 @@ out:
 		return 0;
 	}
 	if (ret == -EAGAIN || ret == -FI_EAGAIN) {
-		gba_ep_progress(ep);
+		ep->progress(ep);
 		return -FI_EAGAIN;
 	}
 	if (ret < 0 && ret > -FI_ERRNO_OFFSET && ret != -FI_EINVAL &&

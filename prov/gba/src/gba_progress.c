@@ -1,6 +1,8 @@
 /*
- * libfabric "gba" provider: domain-wide progress and the optional
- * progress thread (fi_domain(3) "Progress").
+ * libfabric "gba" provider: progress (fi_domain(3) "Progress"): an
+ * endpoint's (gba_ep_progress: the engine, software collectives,
+ * barriers in flight, deferred work waiting for room), the domain's, and
+ * the optional progress thread.
  *
  * Progress is manual by default: a process executes what arrives for
  * its endpoints, and fires the triggered operations that depend on it,
@@ -206,4 +208,32 @@ void gba_progress_del_ep(struct gba_domain *domain, struct gba_ep *ep)
 		}
 	}
 	pthread_mutex_unlock(&p->lock);
+}
+
+/*
+ * gba_ep_progress - drive the engine, barriers in flight and deferred
+ * work waiting for room (see gba_prov.h).  A few loads when idle: the
+ * engine is looked at without the lock (gba_fab_poll) and locked only
+ * when it has work or software collectives are in flight.  Returns the
+ * engine entries handled.
+ */
+int gba_ep_progress(struct gba_ep *ep)
+{
+	bool token;
+	int n = 0;
+
+	if (ep->fab &&
+	    (gba_fab_poll(ep->fab) ||
+	     atomic_load_explicit(&ep->swc_ops, memory_order_relaxed))) {
+		token = gba_ep_data_lock(ep);
+		n = gba_fab_progress(ep->fab);
+		if (!LIST_EMPTY(&ep->swcs))
+			gba_swc_progress(ep);
+		gba_ep_data_unlock(ep, token);
+	}
+	if (atomic_load_explicit(&ep->pending, memory_order_relaxed))
+		gba_coll_progress(ep);
+	if (atomic_load_explicit(&ep->domain->nretry, memory_order_relaxed))
+		gba_work_retry(ep->domain);
+	return n > 0 ? n : 0;
 }

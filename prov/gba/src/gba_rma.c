@@ -172,7 +172,7 @@ static ssize_t gba_rma_peer(struct gba_ep *ep, bool write,
 out:
 	gba_ep_data_unlock(ep, token);
 	if (ret == -FI_EAGAIN)
-		gba_ep_progress(ep);
+		ep->progress(ep);
 	return ret;
 }
 

@@ -1,0 +1,194 @@
+/*
+ * libfabric "gba" provider: the endpoint's engine endpoint (the data path
+ * to other processes; include/gba/gba_fab.h, DESIGN.md section 4),
+ * opened and closed with the endpoint, and the engine's callbacks, which
+ * its progress runs:
+ *
+ *   recv         gba_msg_arrived (gba_msg.c): matching
+ *   complete     a transmit request ends: CQ entry / counter, or error
+ *   mr_lookup    gba_mr_lookup against the domain's registrations
+ *   atomic       gba_atomic_exec (gba_atomic.c), every type of the table
+ *   remote_event remote CQ data to the rx CQ, FI_RMA_EVENT counters
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gba_prov.h"
+
+static void gba_eng_recv_cb(void *ctx, struct gba_fab_rx *rx)
+{
+	gba_msg_arrived(ctx, rx);
+}
+
+/* Scatter the old values of a fetching atomic from its bounce buffer. */
+static void gba_tx_req_scatter(struct gba_tx_req *req)
+{
+	const uint8_t *p = req->bounce;
+	size_t i, n;
+
+	for (i = 0; i < req->res_count; i++) {
+		n = req->res[i].count * req->elem_size;
+		if (n)
+			memcpy(req->res[i].addr, p, n);
+		p += n;
+	}
+}
+
+static void gba_eng_complete_cb(void *ctx, uint64_t cookie, int status)
+{
+	struct gba_ep *ep = ctx;
+	struct gba_tx_req *req = (struct gba_tx_req *)(uintptr_t)cookie;
+	struct gba_swc_op *coll_op = req->coll_op;
+	void *context = req->context;
+	uint64_t flags = req->flags;
+	enum gba_cntr_slot slot = req->slot;
+	size_t len = req->len;
+
+	if (coll_op) {
+		gba_tx_req_put(ep, req);
+		gba_swc_send_done(ep, coll_op, status);
+		return;
+	}
+	if (req->bounce) {
+		if (!status)
+			gba_tx_req_scatter(req);
+		free(req->bounce);
+		req->bounce = NULL;
+	}
+	gba_tx_req_put(ep, req);
+	if (status) {
+		gba_ep_tx_error(ep, slot, flags, context, gba_fab_err(status),
+				-status, NULL, 0);
+		return;
+	}
+	if (flags & GBA_FLAG_NO_CQ) {
+		if (ep->cntrs[slot])
+			gba_cntr_inc(ep->cntrs[slot]);
+		return;
+	}
+	gba_ep_tx_complete(ep, slot, flags, context, len);
+}
+
+static int gba_eng_mr_lookup_cb(void *ctx, uint64_t key, uint64_t addr,
+				 size_t len, uint32_t access, void **ptr)
+{
+	struct gba_ep *ep = ctx;
+	uint64_t fi_access = 0;
+	int ret;
+
+	if (access & GBA_FAB_ACCESS_READ)
+		fi_access |= FI_REMOTE_READ;
+	if (access & GBA_FAB_ACCESS_WRITE)
+		fi_access |= FI_REMOTE_WRITE;
+	ret = gba_mr_lookup(ep->domain, key, addr, len, fi_access, ptr);
+	switch (ret) {
+	case 0:
+		return 0;
+	case -FI_EKEYREJECTED:
+		return -ENOKEY;
+	case -FI_EACCES:
+		return -EACCES;
+	default:
+		return -ERANGE;
+	}
+}
+
+static void gba_eng_remote_event_cb(void *ctx, enum gba_fab_event event,
+				     const struct gba_addr *src,
+				     uint32_t flags, uint64_t data, size_t len)
+{
+	struct gba_ep *ep = ctx;
+	enum gba_cntr_slot slot = event == GBA_FAB_EV_GET
+					  ? GBA_CNTR_REMOTE_READ
+					  : GBA_CNTR_REMOTE_WRITE;
+
+	if ((flags & GBA_WIRE_CQ_DATA) && ep->rx_cq)
+		gba_cq_write(ep->rx_cq, NULL,
+			     (event == GBA_FAB_EV_ATOMIC ? FI_ATOMIC : FI_RMA) |
+				     FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA,
+			     len, NULL, data, 0, gba_peer_src(ep, src));
+	if ((ep->caps & FI_RMA_EVENT) && ep->cntrs[slot])
+		gba_cntr_inc(ep->cntrs[slot]);
+}
+
+static const struct gba_fab_ops gba_eng_ops = {
+	.recv = gba_eng_recv_cb,
+	.complete = gba_eng_complete_cb,
+	.mr_lookup = gba_eng_mr_lookup_cb,
+	.atomic = gba_atomic_exec,
+	.remote_event = gba_eng_remote_event_cb,
+};
+
+/*
+ * gba_eng_open - open @ep's engine endpoint at its address, with the
+ * transmit request pool and the receive state.  Returns 0, -FI_ENOMEM,
+ * -FI_EADDRINUSE, or the engine's error mapped (gba_errno_to_fi).
+ */
+int gba_eng_open(struct gba_ep *ep)
+{
+	struct gba_fab_ep_attr attr = {
+		.addr = &ep->addr,
+		.max_ops = GBA_TX_SIZE,
+		.ops = &gba_eng_ops,
+		.ctx = ep,
+	};
+	size_t i;
+	int ret;
+
+	ep->tx_reqs = calloc(GBA_TX_SIZE, sizeof(*ep->tx_reqs));
+	if (!ep->tx_reqs)
+		return -FI_ENOMEM;
+	for (i = 0; i + 1 < GBA_TX_SIZE; i++)
+		ep->tx_reqs[i].next_free = &ep->tx_reqs[i + 1];
+	ep->tx_free = ep->tx_reqs;
+	ret = gba_msg_init(ep);
+	if (ret)
+		goto err;
+	ep->peer_cache_dest = FI_ADDR_NOTAVAIL;
+	ep->src_cache_key = 0;
+	LIST_INIT(&ep->swcs);
+	TAILQ_INIT(&ep->swc_orphans);
+
+	ret = gba_fab_ep_open(&attr, &ep->fab);
+	if (ret) {
+		FI_WARN(&gba_prov, FI_LOG_EP_CTRL,
+			"cannot open the engine endpoint: %s\n",
+			strerror(-ret));
+		ret = ret == -EADDRINUSE ? -FI_EADDRINUSE
+					 : gba_errno_to_fi(ret);
+		goto err_msg;
+	}
+	return 0;
+err_msg:
+	gba_msg_fini(ep);
+err:
+	free(ep->tx_reqs);
+	ep->tx_reqs = NULL;
+	return ret;
+}
+
+/*
+ * gba_eng_close - close @ep's engine endpoint; operations in flight
+ * never complete (deferred work they carry is dropped).
+ */
+void gba_eng_close(struct gba_ep *ep)
+{
+	size_t i;
+
+	if (!ep->fab)
+		return;
+	gba_msg_fini(ep);
+	gba_swc_fini(ep);
+	gba_fab_ep_close(ep->fab);
+	ep->fab = NULL;
+	for (i = 0; i < GBA_TX_SIZE; i++) {
+		free(ep->tx_reqs[i].bounce);
+		/* in flight when the endpoint closed: never completes */
+		if (ep->tx_reqs[i].flags & GBA_FLAG_DEFERRED)
+			gba_work_drop(ep->tx_reqs[i].context);
+	}
+	free(ep->tx_reqs);
+}
