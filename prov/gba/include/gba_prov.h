@@ -762,16 +762,20 @@ bool gba_ep_tx_has_space(struct gba_ep *ep);
  */
 int gba_ep_target(struct gba_ep *ep, fi_addr_t dest, struct gba_ep **target);
 
+/* fi_ops.ops_open of the provider's endpoint fids (gba_fid.c). */
+int gba_ep_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
+		       void **ops, void *context);
+
 /*
  * The gba endpoint behind @ep_fid (an endpoint or an alias of one), or
- * NULL (logged) if it is not one.  The verbs are only reached through
- * the ops tables of gba endpoints and their aliases, whose fids are
- * views (struct gba_ep_view); the check guards against NULL and fids
- * of another class.
+ * NULL (logged) if it is not one: the fi_ops of every endpoint fid of
+ * the provider (an endpoint or an alias, both views: struct
+ * gba_ep_view) have gba_ep_no_ops_open.
  */
 static inline struct gba_ep *gba_ep_of(struct fid_ep *ep_fid)
 {
-	if (!ep_fid || ep_fid->fid.fclass != FI_CLASS_EP) {
+	if (!ep_fid || ep_fid->fid.fclass != FI_CLASS_EP || !ep_fid->fid.ops ||
+	    ep_fid->fid.ops->ops_open != gba_ep_no_ops_open) {
 		FI_WARN(&gba_prov, FI_LOG_EP_DATA, "not a gba endpoint: %p\n",
 			(void *)ep_fid);
 		return NULL;

@@ -38,7 +38,7 @@ static struct fi_ops gba_alias_fi_ops = {
 	.close = gba_alias_close,
 	.bind = gba_no_bind,
 	.control = gba_no_control,
-	.ops_open = gba_no_ops_open,
+	.ops_open = gba_ep_no_ops_open,
 };
 
 /*
@@ -367,7 +367,7 @@ static struct fi_ops gba_ep_fi_ops = {
 	.close = gba_ep_close,
 	.bind = gba_ep_bind,
 	.control = gba_ep_control,
-	.ops_open = gba_no_ops_open,
+	.ops_open = gba_ep_no_ops_open,
 };
 
 /* ---- fi_ops_ep -------------------------------------------------------- */

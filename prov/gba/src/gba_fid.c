@@ -37,3 +37,14 @@ int gba_no_close(struct fid *fid)
 {
 	return -FI_ENOSYS;
 }
+
+/*
+ * gba_ep_no_ops_open - fi_open_ops(3) on an endpoint or an alias: no
+ * extension ops (-FI_ENOSYS).  Every endpoint fid of the provider has it
+ * in its fi_ops, which is how gba_ep_of tells them from other fids.
+ */
+int gba_ep_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
+		       void **ops, void *context)
+{
+	return gba_no_ops_open(fid, name, flags, ops, context);
+}
