@@ -6,7 +6,7 @@
  * profiling interface (PMPI_*, pshmem_*) and runs them on a hardware
  * barrier group through the libfabric collective API (fi_join_collective,
  * fi_barrier) on provider "gba" by default, falling back to the P* entry
- * point whenever the group cannot serve the call (DESIGN.md section 8).
+ * point whenever the group cannot serve the call (doc/design.md section 8).
  *
  * Internal interfaces ("gbo": GBA barrier offload):
  *   gbo_param.c   parameters (GBA_BARRIER_*), logging, statistics

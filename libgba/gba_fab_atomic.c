@@ -1,6 +1,6 @@
 /*
  * GBA core library: the fabric engine's built-in atomic executor
- * (DESIGN.md section 4: 32/64-bit add, and, or, xor, swap, compare-swap
+ * (doc/design.md section 4: 32/64-bit add, and, or, xor, swap, compare-swap
  * and their fetching forms), used when the front end brings no executor
  * of its own (struct gba_fab_ops.atomic).  Elements are updated with CPU
  * atomics, so they are atomic also against the target's own threads.

@@ -398,7 +398,7 @@ static inline uint32_t idle_poll(struct gba_fab_ep *ep)
 	__atomic_store_n(&ep->idle_polls, polls, __ATOMIC_RELAXED);
 	/*
 	 * Nothing arrived.  The peers this endpoint waits for need the CPU
-	 * to answer: with more processes than cores (DESIGN.md section 3,
+	 * to answer: with more processes than cores (doc/design.md section 3,
 	 * "Waiting") spinning starves them, so give the CPU away after a
 	 * short spin.  With a core each, spin: a yield would hand the core to
 	 * whatever else runs on the host, for a whole time slice.

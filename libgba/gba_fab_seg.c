@@ -1,6 +1,6 @@
 /*
  * GBA core library: shared-memory regions of the fabric engine
- * (DESIGN.md section 4, "single-copy transfers ... or shared mappings").
+ * (doc/design.md section 4, "single-copy transfers ... or shared mappings").
  *
  * A region is an anonymous memory file (memfd) that its owner maps
  * MAP_SHARED and keeps open: the caller's bytes, then one trailer page

@@ -6,7 +6,7 @@
  * process-local mutex plus an flock that the kernel drops if the holder
  * dies).  Groups are programmed through the backend's register ops, so the
  * same code serves the emulated device and hardware (protocol steps 1
- * and 5 of DESIGN.md section 3).
+ * and 5 of doc/design.md section 3).
  */
 #include "config.h"
 

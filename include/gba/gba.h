@@ -2,7 +2,7 @@
  * GBA core library: the device layer.
  *
  * Front-end neutral (no libfabric or UCX types).  Follows
- * ../shared/DESIGN.md sections 2 (layering) and 3 (register ABI and
+ * doc/design.md sections 2 (layering) and 3 (register ABI and
  * protocol).  A device is opened through a backend chosen at open time:
  *
  *   hw   a /dev/gbaN character device (or any file holding a register

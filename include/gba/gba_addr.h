@@ -3,7 +3,7 @@
  *
  * An endpoint address is an opaque, fixed-size byte string that both front
  * ends (libfabric fi_getname/fi_av_insert, UCX iface/ep addresses) exchange
- * out of band.  DESIGN.md section 4.  The layout is fixed here so that it
+ * out of band.  doc/design.md section 4.  The layout is fixed here so that it
  * can be validated on insertion; users treat it as opaque.
  */
 #ifndef GBA_ADDR_H

@@ -1,7 +1,7 @@
 /*
  * GBA core library: the fabric engine (the data path).
  *
- * Front-end neutral (no libfabric or UCX types); ../shared/DESIGN.md
+ * Front-end neutral (no libfabric or UCX types); doc/design.md
  * section 4.  The emulated fabric connects the endpoints of the processes
  * of one host:
  *

@@ -1,25 +1,22 @@
 /*
  * GBA (Global Barrier Accelerator) hardware register ABI, version 1.
  *
- * Follows ../shared/DESIGN.md section 3 ("The hardware ABI"), which is
- * binding.  All registers are little-endian and naturally aligned; they are
- * accessed with single 64-bit loads/stores, or 32-bit ones where a register
- * is marked (u32).  A device exposes one BAR holding a global block at
- * offset 0 and one 8 KiB window per barrier group.
+ * Described in doc/design.md section 3 ("The hardware ABI"; installed as
+ * $(docdir)/design.md).  All registers are little-endian and naturally
+ * aligned; they are accessed with single 64-bit loads/stores, or 32-bit
+ * ones where a register is marked (u32).  A device exposes one BAR holding
+ * a global block at offset 0 and one 8 KiB window per barrier group.
  *
- * Two deliberate corrections to the source document (seed 002, the
- * OpenSHMEM scoll_gba sketch):
+ * Two placements are deliberate:
  *
- *  1. The seed placed CONTROL/STATUS at group offsets 0x1000/0x1008.  That
- *     aliases RELEASE_ADDR[368..]: the release-address array starts at 0x0080
- *     and holds 708 64-bit entries, so it ends at 0x0080 + 708 * 8 = 0x16A0.
- *     CONTROL and STATUS therefore live at 0x1800/0x1808.
- *  2. The seed's code stores the arrival doorbell to an ARRIVAL register its
- *     register table never defines.  ARRIVAL is defined here at 0x0070, right
+ *  1. CONTROL/STATUS live at group offsets 0x1800/0x1808, not 0x1000/0x1008:
+ *     the release-address array starts at 0x0080 and holds 708 64-bit
+ *     entries, so it ends at 0x0080 + 708 * 8 = 0x16A0, and 0x1000 would
+ *     alias RELEASE_ADDR[496] and [497].
+ *  2. ARRIVAL, the doorbell every member stores to, is at 0x0070, right
  *     after MEMBER_MASK.
  *
- * ARRIVED_MASK and ERROR_INFO come from the switch_barrier register set the
- * seed compares against; they make hung barriers diagnosable.
+ * ARRIVED_MASK and ERROR_INFO make hung barriers diagnosable.
  *
  * The static assertions at the end of this file prove that the group window
  * has no overlapping registers and fits its 8 KiB stride.
@@ -105,7 +102,7 @@
  * Release flag: the switch stores the released sequence number (zero
  * extended) into each member's flag.  A member waiting for seq is released
  * when (int32_t)(flag - seq) >= 0; this comparison is wrap-safe at 2^32,
- * unlike the seed's flag >= seq.
+ * unlike a plain flag >= seq.
  */
 static inline int gba_seq_reached(uint32_t flag, uint32_t seq)
 {

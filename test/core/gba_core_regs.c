@@ -1,5 +1,5 @@
 /*
- * Register map conformance: every offset of DESIGN.md section 3, the
+ * Register map conformance: every offset of doc/design.md section 3, the
  * encodings of gba_regs.h, and the emulated device's image really placing
  * each register (and the release flags) at those offsets.
  */
@@ -89,7 +89,7 @@ Test(regs, seq_reached_is_wrap_safe)
 	cr_expect(gba_seq_reached(2, 1));
 	cr_expect_not(gba_seq_reached(0, 1));
 	cr_expect_not(gba_seq_reached(0xffffffffu, 0));
-	cr_expect(gba_seq_reached(0, 0xffffffffu));	/* the seed's >= fails */
+	cr_expect(gba_seq_reached(0, 0xffffffffu));	/* a plain >= fails */
 	cr_expect(gba_seq_reached(5, 0xfffffff0u));
 	cr_expect_not(gba_seq_reached(0xfffffff0u, 5));
 	cr_expect(gba_seq_reached(0x80000000u, 1));

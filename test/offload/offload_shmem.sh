@@ -25,7 +25,7 @@ lib=$libdir/libgba_barrier.so
 pre=$lib
 [ -f "$uctmod" ] && pre=$uctmod:$lib
 # --mca osc ^rdma: Debian's Open MPI 4.1.4 crashes in shmem_finalize
-# without it (DESIGN.md section 6)
+# without it (doc/design.md section 6)
 osh="$oshrun --allow-run-as-root --oversubscribe --bind-to none --mca osc ^rdma
 	-x FI_PROVIDER_PATH -x LD_LIBRARY_PATH -x GBA_DEVICE
 	-x GBA_BARRIER_VERBOSE=1"

@@ -1,7 +1,7 @@
 /*
  * A collective whose member process dies: the survivor's barrier
  * completes with FI_ECONNABORTED within a bounded time instead of
- * hanging (DESIGN.md section 3, crash safety).  Multi-process, so not in
+ * hanging (doc/design.md section 3, crash safety).  Multi-process, so not in
  * check-valgrind.
  */
 #include <stdlib.h>

@@ -239,7 +239,7 @@ static void uct_gba_ep_am_self_deliver(uct_gba_iface_t *iface, uint8_t id,
     ucs_mpool_put_inline(buf);
 }
 
-/* The self path (DESIGN.md section 2): an active message to the endpoint's
+/* The self path (doc/design.md section 2): an active message to the endpoint's
  * own interface runs its handler at once, on a copy of the @count entries
  * of @vec (at most UCX_GBA_SEG_SIZE bytes), without the queue */
 static ucs_status_t uct_gba_ep_am_self(uct_gba_ep_t *ep, uint8_t id,

@@ -5,7 +5,7 @@
  * A group handle is a member of a device group of the core library
  * (gba/gba.h: gba_group_join/arrive/test/wait/ring/diag/leave), on the
  * device of the interface's memory domain; nothing of the protocol is
- * reimplemented here (DESIGN.md section 3).  What this file adds is the
+ * reimplemented here (doc/design.md section 3).  What this file adds is the
  * hardware's presentation of the group in UCT terms:
  *
  *  - the switch endpoint: a uct_ep_t of a small interface object of the

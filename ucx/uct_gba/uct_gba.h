@@ -6,7 +6,7 @@
  * remote store per member into the switch (the ARRIVAL doorbell of the
  * group's register window) and one remote store from the switch into each
  * member's release flag.  This header exposes both the way the hardware
- * presents them (DESIGN.md section 3, "The hardware ABI" and "Protocol"):
+ * presents them (doc/design.md section 3, "The hardware ABI" and "Protocol"):
  *
  *  - arrival: a 64-bit remote store, or a 64-bit atomic, of the doorbell
  *    value UCT_GBA_ARRIVAL_VALUE(member_id, seq) to the group window's
@@ -201,7 +201,7 @@ typedef struct uct_gba_group_attr {
 
 
 /**
- * Wrap-safe release test (DESIGN.md section 3, protocol step 4): non-zero
+ * Wrap-safe release test (doc/design.md section 3, protocol step 4): non-zero
  * when a release flag reading @a flag releases barrier @a seq, i.e.
  * (int32_t)(flag - seq) >= 0.  Valid while the member is less than 2^31
  * barriers behind, which a member cannot be (it takes part in each).
@@ -213,7 +213,7 @@ static UCS_F_ALWAYS_INLINE int uct_gba_seq_reached(uint64_t flag, uint32_t seq)
 
 
 /**
- * Join a GBA barrier group as one of its members (DESIGN.md section 3,
+ * Join a GBA barrier group as one of its members (doc/design.md section 3,
  * protocol step 1).  The first member to join allocates a free hardware
  * group and programs it (RESET, GROUP_ID, MEMBER_COUNT, MEMBER_MASK, every
  * member's RELEASE_ADDR, ENABLE|ARM, wait for READY); the others attach to
@@ -248,7 +248,7 @@ ucs_status_t uct_gba_group_create(uct_iface_h iface,
 
 
 /**
- * Leave the group (DESIGN.md section 3, protocol step 5 when the last
+ * Leave the group (doc/design.md section 3, protocol step 5 when the last
  * member leaves: RESET and free) and release the handle, its switch
  * endpoint and its remote key.  Leave between barriers: the others cannot
  * complete a barrier this member has not arrived at, and a member that
@@ -263,7 +263,7 @@ void uct_gba_group_destroy(uct_gba_group_h group);
 /**
  * Report attributes of @a group: the fields selected by
  * @a attr->field_mask (see @ref uct_gba_group_attr_field).  Addresses,
- * offsets and register meanings are those of the register map of DESIGN.md
+ * offsets and register meanings are those of the register map of doc/design.md
  * section 3 ("The hardware ABI"); lengths are in bytes.
  *
  * @param [in]    group  The group.
@@ -276,7 +276,7 @@ uct_gba_group_query(uct_gba_group_h group, uct_gba_group_attr_t *attr);
 
 
 /**
- * Arrive at the next barrier (DESIGN.md section 3, protocol step 2):
+ * Arrive at the next barrier (doc/design.md section 3, protocol step 2):
  * advance this member's 32-bit sequence number (the first barrier is 1; it
  * wraps from 2^32-1 to 0) and ring the ARRIVAL doorbell with
  * UCT_GBA_ARRIVAL_VALUE(member_id, seq), followed by a write barrier.  The
@@ -293,7 +293,7 @@ ucs_status_t uct_gba_group_arrive(uct_gba_group_h group, uint32_t *seq_p);
 
 
 /**
- * Poll once for the release of barrier @a seq (DESIGN.md section 3,
+ * Poll once for the release of barrier @a seq (doc/design.md section 3,
  * protocol step 4): one acquire load of the release flag and a wrap-safe
  * compare; the switch's STATUS.ERROR is looked at on the first poll of a
  * barrier and every 16th after, dead members after a few milliseconds of
@@ -317,7 +317,7 @@ ucs_status_t uct_gba_group_test(uct_gba_group_h group, uint32_t seq);
 
 
 /**
- * Wait for the release of barrier @a seq (DESIGN.md section 3, protocol
+ * Wait for the release of barrier @a seq (doc/design.md section 3, protocol
  * step 4, and the emulated device's "Waiting" rule): spin, then yield the
  * CPU, then sleep between polls (50 us), so that more processes than
  * cores make progress.  Progresses no UCT worker.
