@@ -3,7 +3,7 @@
  * (fi_collective(3)).
  *
  * fi_join_collective maps an AV set onto one hardware group of the device
- * (DESIGN.md section 3, protocol step 1, done by the core library's
+ * (doc/design.md section 3, protocol step 1, done by the core library's
  * gba_group_join): every member passes the same rendezvous key, a hash of
  * the set's member addresses in set order and of how many times this
  * endpoint joined that same list before, so that members that join the
@@ -64,7 +64,7 @@ struct gba_barrier_op {
 /*
  * Polls of an unreleased barrier before progress starts yielding the CPU
  * (sched_yield once per progress call), so that more processes than
- * cores make progress (DESIGN.md section 3, "Waiting").  A barrier on
+ * cores make progress (doc/design.md section 3, "Waiting").  A barrier on
  * idle cores is released well within this budget: no syscall.  A group
  * with more members than this host has online CPUs is oversubscribed on
  * the emulated device: its members stop spinning at once (as Open MPI's

@@ -1,6 +1,6 @@
 /*
  * libfabric "gba" provider: the endpoint's engine endpoint (the data path
- * to other processes; include/gba/gba_fab.h, DESIGN.md section 4),
+ * to other processes; include/gba/gba_fab.h, doc/design.md section 4),
  * opened and closed with the endpoint, and the engine's callbacks, which
  * its progress runs:
  *

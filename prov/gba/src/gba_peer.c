@@ -5,7 +5,7 @@
  * Every endpoint of the process is on a registry, so that the direct
  * path (RMA and atomics to this process) reaches it (gba_ep_target) and
  * endpoint numbers stay unique.  Other processes are engine peers
- * (include/gba/gba_fab.h, DESIGN.md section 4), resolved from the AV
+ * (include/gba/gba_fab.h, doc/design.md section 4), resolved from the AV
  * with a one-entry cache invalidated by AV removals.  The pool of
  * transmit requests (the engine's cookies; preallocated, no allocation
  * per operation) and the data lock are here too.

@@ -1,7 +1,7 @@
 /*
  * libfabric "gba" provider: RMA on the direct path (fi_rma(3)).
  *
- * Open MPI's btl/self model (seed document 000): a write or read aimed at
+ * Open MPI's btl/self model: a write or read aimed at
  * the endpoint's own address, or at another endpoint of this process, is
  * a memcpy between the local buffers and the registered region, and
  * completes before the call returns; no queue, no allocation, no lock
