@@ -846,8 +846,8 @@ fi_addr_t gba_peer_src(struct gba_ep *ep, const struct gba_addr *src);
 /* Take / return a transmit request (ep->lock held); NULL if none left. */
 struct gba_tx_req *gba_tx_req_get(struct gba_ep *ep);
 void gba_tx_req_put(struct gba_ep *ep, struct gba_tx_req *req);
-/* Positive FI_E* for an engine status (negative errno). */
-int gba_fab_err(int status);
+/* Negative FI_E* a transfer completes with for an engine status. */
+int gba_xfer_errno_to_fi(int status);
 /*
  * Take @ep's lock for data-path work.  Counter changes made while it is
  * held fire their triggers only at gba_ep_data_unlock (a trigger may

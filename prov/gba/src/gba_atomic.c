@@ -499,7 +499,7 @@ static ssize_t gba_atomic_peer(struct gba_ep *ep, const struct gba_atomic_op *a,
 		free(req->bounce);
 		req->bounce = NULL;
 		gba_tx_req_put(ep, req);
-		ret = ret == -EAGAIN ? -FI_EAGAIN : -gba_fab_err(ret);
+		ret = ret == -EAGAIN ? -FI_EAGAIN : gba_xfer_errno_to_fi(ret);
 	}
 out:
 	gba_ep_data_unlock(ep, token);

@@ -309,7 +309,7 @@ static void gba_swc_push(struct gba_swc_op *op)
 			if (req)
 				gba_tx_req_put(ep, req);
 			if (!op->err)
-				op->err = gba_fab_err(ret);
+				op->err = -gba_xfer_errno_to_fi(ret);
 			continue;
 		}
 		if (ret == 0)
@@ -383,7 +383,7 @@ static void gba_swc_take(struct gba_swc_op *op, struct gba_fab_rx *rx)
 	} else if (iov.iov_len) {
 		got = gba_fab_rx_copy(op->swc->ep->fab, rx, &iov, 1, 0);
 		if (got < 0)
-			op->err = gba_fab_err((int)got);
+			op->err = -gba_xfer_errno_to_fi((int)got);
 	}
 	gba_fab_rx_done(op->swc->ep->fab, rx, 0);
 	op->got[phase]++;
@@ -573,7 +573,7 @@ void gba_swc_send_done(struct gba_ep *ep, struct gba_swc_op *op, int status)
 	(void)ep;
 	op->sends--;
 	if (status && !op->err)
-		op->err = gba_fab_err(status);
+		op->err = -gba_xfer_errno_to_fi(status);
 	gba_swc_advance(op);
 }
 

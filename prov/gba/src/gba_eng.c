@@ -60,7 +60,8 @@ static void gba_eng_complete_cb(void *ctx, uint64_t cookie, int status)
 	}
 	gba_tx_req_put(ep, req);
 	if (status) {
-		gba_ep_tx_error(ep, slot, flags, context, gba_fab_err(status),
+		gba_ep_tx_error(ep, slot, flags, context,
+				-gba_xfer_errno_to_fi(status),
 				-status, NULL, 0);
 		return;
 	}

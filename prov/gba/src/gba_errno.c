@@ -76,36 +76,43 @@ int gba_errno_to_fi(int err)
 }
 
 /*
- * gba_fab_err - the positive FI_E* a completion reports for an engine
- * status (a negative errno of include/gba/gba_fab.h): a key the target
- * does not know is FI_EKEYREJECTED, a denied access FI_EACCES, an
- * address outside the region FI_EINVAL, a peer gone FI_EIO.
+ * gba_xfer_errno_to_fi - the negative FI_E* a transfer completes with
+ * for the engine's status (a negative errno of include/gba/gba_fab.h),
+ * as its CQ error entry reports it (fi_cq(3) err, positive there): a
+ * key the target does not know is -FI_EKEYREJECTED, a denied access
+ * -FI_EACCES, an address outside the region or a bad argument
+ * -FI_EINVAL, a peer gone -FI_EIO, -FI_EOTHER for anything else.  It
+ * differs from gba_errno_to_fi, which maps the control path's errors
+ * (opening a device, joining a group), where EPERM, EFAULT and
+ * ECONNRESET keep their own FI_E* codes and a lost peer is
+ * -FI_ECONNABORTED: the two keep the codes each path has reported
+ * since it was written.  0 stays 0.
  */
-int gba_fab_err(int status)
+int gba_xfer_errno_to_fi(int status)
 {
 	switch (status) {
 	case 0:
 		return 0;
 	case -ENOKEY:
-		return FI_EKEYREJECTED;
+		return -FI_EKEYREJECTED;
 	case -EACCES:
 	case -EPERM:
-		return FI_EACCES;
+		return -FI_EACCES;
 	case -ERANGE:
 	case -EFAULT:
 	case -EINVAL:
-		return FI_EINVAL;
+		return -FI_EINVAL;
 	case -EPIPE:
 	case -ESRCH:
 	case -ECONNRESET:
-		return FI_EIO;
+		return -FI_EIO;
 	case -EHOSTUNREACH:
-		return FI_EHOSTUNREACH;
+		return -FI_EHOSTUNREACH;
 	case -ECANCELED:
-		return FI_ECANCELED;
+		return -FI_ECANCELED;
 	case -ENOMEM:
-		return FI_ENOMEM;
+		return -FI_ENOMEM;
 	default:
-		return FI_EOTHER;
+		return -FI_EOTHER;
 	}
 }

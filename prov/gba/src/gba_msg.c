@@ -156,7 +156,7 @@ static bool gba_msg_deliver(struct gba_ep *ep, struct gba_rx_entry *re,
 		FI_WARN(&gba_prov, FI_LOG_EP_DATA,
 			"receive of %llu bytes failed: %s\n",
 			(unsigned long long)rx->len, strerror((int)-got));
-		err = gba_fab_err((int)got);
+		err = -gba_xfer_errno_to_fi((int)got);
 		len = 0;
 	} else {
 		len = (size_t)got;
@@ -717,7 +717,7 @@ out:
 	}
 	if (ret < 0 && ret > -FI_ERRNO_OFFSET && ret != -FI_EINVAL &&
 	    ret != -FI_EHOSTUNREACH && ret != -FI_ENOMEM)
-		ret = -gba_fab_err(ret);
+		ret = gba_xfer_errno_to_fi(ret);
 	return ret;
 }
 

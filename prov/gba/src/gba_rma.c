@@ -167,7 +167,7 @@ static ssize_t gba_rma_peer(struct gba_ep *ep, bool write,
 				  rma_iov[0].key, wire, (uintptr_t)req);
 	if (ret) {
 		gba_tx_req_put(ep, req);
-		ret = ret == -EAGAIN ? -FI_EAGAIN : -gba_fab_err(ret);
+		ret = ret == -EAGAIN ? -FI_EAGAIN : gba_xfer_errno_to_fi(ret);
 	}
 out:
 	gba_ep_data_unlock(ep, token);
