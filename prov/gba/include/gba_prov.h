@@ -940,8 +940,31 @@ void gba_swc_send_done(struct gba_ep *ep, struct gba_swc_op *op, int status);
 void gba_swc_progress(struct gba_ep *ep);
 /* Free messages kept for collectives never joined (endpoint close). */
 void gba_swc_fini(struct gba_ep *ep);
+/* ---- Atomic executor (gba_atomic_exec.c) ------------------------------ */
+
+/* The three shapes of atomic verbs (fi_atomic(3)). */
+enum gba_atomic_kind { GBA_ATOMIC_WRITE, GBA_ATOMIC_FETCH, GBA_ATOMIC_CMP };
+
 /* Bytes of an element of @dt (0: not supported). */
 size_t gba_atomic_dt_size(enum fi_datatype dt);
+/* True if @op on @dt is supported for @kind. */
+bool gba_atomic_valid(enum fi_datatype dt, enum fi_op op,
+		      enum gba_atomic_kind kind);
+/*
+ * Update one element of @dt at @target with @op: operand @opnd (NULL for
+ * FI_ATOMIC_READ), compare value @cmp (compare atomics), the old value
+ * into @result (NULL: not wanted).  @target is aligned to the element.
+ */
+void gba_atomic_elem(enum fi_datatype dt, enum fi_op op, void *target,
+		     const void *opnd, const void *cmp, void *result);
+/*
+ * Execute @count elements of atomic @op on @dt at @dst (the target side
+ * of a peer's atomic, struct gba_fab_ops.atomic).  Returns 0 or -EINVAL
+ * (unsupported pair, misaligned target).
+ */
+int gba_atomic_exec(void *ctx, uint32_t op, uint32_t dt, void *dst,
+		    const void *operand, const void *compare, void *result,
+		    size_t count);
 
 /* ---- RMA and atomics (gba_rma.c, gba_atomic.c) ------------------------- */
 
@@ -979,15 +1002,6 @@ int gba_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
 		     uint64_t flags);
 int gba_query_collective(struct fid_domain *domain, enum fi_collective_op coll,
 			 struct fi_collective_attr *attr, uint64_t flags);
-
-/*
- * Execute @count elements of atomic @op on @dt at @dst (the target side
- * of a peer's atomic, struct gba_fab_ops.atomic).  Returns 0 or -EINVAL
- * (unsupported pair, misaligned target).
- */
-int gba_atomic_exec(void *ctx, uint32_t op, uint32_t dt, void *dst,
-		    const void *operand, const void *compare, void *result,
-		    size_t count);
 
 /* ---- Triggered operations (gba_trigger.c) ------------------------------ */
 
