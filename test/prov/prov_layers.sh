@@ -48,9 +48,11 @@ gba_comp 2
 gba_trigger 2
 gba_peer 2
 gba_rma 2
+gba_atomic_exec 2
 gba_atomic 2
 gba_coll_sw 2
 gba_coll 2
+gba_coll_join 2
 gba_msg 2
 gba_deferred 2
 gba_eng 3
@@ -64,6 +66,7 @@ cat >"$tmp/headers" <<'EOF'
 gba_prov.h 0
 gba_obj.h 1
 gba_ep.h 2
+gba_coll.h 2
 EOF
 
 command -v nm >/dev/null || { echo "SKIP: no nm"; exit 77; }
@@ -115,7 +118,7 @@ if ! tsort "$tmp/pairs" >/dev/null 2>"$tmp/tsort"; then
 fi
 
 # includes: a source includes only provider headers of its layer and below
-for f in "$srcdir"/src/*.c "$srcdir"/include/*.h; do
+for f in "$srcdir"/src/*.[ch] "$srcdir"/include/*.h; do
 	b=$(basename "$f")
 	case $b in
 	*.c) l=$(awk -v m="${b%.c}" '$1 == m { print $2 }' "$tmp/layers") ;;
