@@ -7,12 +7,13 @@
  * Object ownership of the source files (one job each):
  *   gba_init.c    fi_prov_ini, provider struct, parameters, cleanup
  *   gba_info.c    fi_getinfo: attributes and hint matching
- *   gba_fabric.c  fabric, wait sets
+ *   gba_fabric.c  fabric, fi_trywait
  *   gba_domain.c  domain, query_atomic, query_collective
  *   gba_eq.c      event queues
  *   gba_cq.c      completion queues
  *   gba_cntr.c    counters
  *   gba_wait.c    wait objects shared by EQ/CQ/counters
+ *   gba_wait_set.c wait sets (fi_wait_open)
  *   gba_mr.c      memory registration and key lookup
  *   gba_av.c      address vectors
  *   gba_av_set.c  AV sets
@@ -57,6 +58,32 @@
 #include <rdma/providers/fi_prov.h>
 
 #include <uthash.h>
+
+/*
+ * The provider's growable arrays are utarrays (uthash).  utarray calls
+ * utarray_oom() when realloc fails, exit() by default: here it jumps to
+ * the label of gba_utarray_insert, which returns -FI_ENOMEM.  Grow
+ * arrays only through gba_utarray_insert (utarray_init, utarray_erase,
+ * utarray_done and the accessors never allocate).
+ */
+#define utarray_oom() goto gba_utarray_nomem
+#include <utarray.h>
+
+/*
+ * gba_utarray_insert - copy *@elt into @a at index @pos (at most
+ * utarray_len(@a): the elements from @pos on move up one).  Returns 0 or
+ * -FI_ENOMEM (@a unchanged).
+ */
+static inline int gba_utarray_insert(UT_array *a, const void *elt, unsigned pos)
+{
+	unsigned n = a->n;
+
+	utarray_insert(a, elt, pos);
+	return 0;
+gba_utarray_nomem:
+	a->n = n; /* utarray_reserve raised it before realloc failed */
+	return -FI_ENOMEM;
+}
 
 #include <gba/gba.h>
 #include <gba/gba_addr.h>
@@ -239,30 +266,50 @@ struct gba_fabric {
 	atomic_int ref; /* domains, EQs, wait sets */
 };
 
-/* A wait set (fi_wait_open): members signal @wait (gba_fabric.c). */
+/* A wait set member (gba_wait_set_add). */
+struct gba_wait_set_member {
+	struct fid *fid;
+	bool (*ready)(struct fid *fid, bool *pending);
+};
+
+/* A wait set (fi_wait_open): members signal @wait (gba_wait_set.c). */
 struct gba_wait_set {
 	struct fid_wait wait_fid;
 	struct gba_fabric *fabric;
 	struct gba_wait wait;
 	atomic_int ref;	      /* member CQs, EQs, counters */
-	pthread_mutex_t lock; /* member list */
-	struct fid **members;
-	size_t nmembers;
-	size_t msize;
+	pthread_mutex_t lock; /* members */
+	UT_array members;     /* struct gba_wait_set_member */
 };
 
+/*
+ * fi_wait_open(3) (fi_ops_fabric.wait_open).  @attr->wait_obj:
+ * FI_WAIT_UNSPEC or FI_WAIT_FD (FI_WAIT_YIELD polls); @attr->flags must
+ * be 0.  Returns 0, -FI_EINVAL, -FI_ENOSYS, -FI_ENOMEM, -FI_EMFILE.
+ */
+int gba_wait_set_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
+		      struct fid_wait **waitset);
 /* Resolve attr->wait_set of an EQ/CQ/counter; NULL if not a gba set. */
 struct gba_wait_set *gba_wait_set_get(struct fid_wait *wait_set);
-int gba_wait_set_add(struct gba_wait_set *set, struct fid *member);
+/*
+ * Make @member (a CQ, EQ or counter opened with FI_WAIT_SET) report to
+ * @set: fi_wait asks @ready(@member, pending), which progresses it and
+ * returns true if a read would return something (*pending as for
+ * gba_wait_set_ready).  The set cannot close while it has members.
+ * Returns 0 or -FI_ENOMEM.
+ */
+int gba_wait_set_add(struct gba_wait_set *set, struct fid *member,
+		     bool (*ready)(struct fid *member, bool *pending));
+/* Undo gba_wait_set_add (member close). */
 void gba_wait_set_del(struct gba_wait_set *set, struct fid *member);
 /*
- * Progress and readiness test of a CQ, EQ, counter or wait set: true if
- * a read would return something.  *@pending (if not NULL) is set when a
- * bound endpoint has work in flight that completes without a signal
- * (GBA release flags are polled), so fi_trywait must fail and waits must
- * poll.
+ * Progress and readiness test of a wait set, a CQ, an EQ or a counter:
+ * true if a read would return something.  *@pending (if not NULL) is
+ * set when a bound endpoint has work in flight that completes without a
+ * signal (GBA release flags are polled), so fi_trywait must fail and
+ * waits must poll.
  */
-bool gba_fid_ready(struct fid *fid, bool *pending);
+bool gba_wait_set_ready(struct gba_wait_set *set, bool *pending);
 bool gba_eq_ready(struct gba_eq *eq);
 bool gba_cq_ready(struct gba_cq *cq, bool *pending);
 bool gba_cntr_ready(struct gba_cntr *cntr, bool *pending);

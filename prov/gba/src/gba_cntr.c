@@ -170,6 +170,13 @@ bool gba_cntr_ready(struct gba_cntr *cntr, bool *pending)
 	       atomic_load(&cntr->err) != cntr->last_err;
 }
 
+/* Readiness callback of a counter in a wait set (gba_wait_set_add). */
+static bool gba_cntr_fid_ready(struct fid *fid, bool *pending)
+{
+	return gba_cntr_ready(container_of(fid, struct gba_cntr, cntr_fid.fid),
+			      pending);
+}
+
 /*
  * gba_cntr_wait - fi_cntr_wait(3): wait until value >= @threshold, for
  * at most @timeout ms (<0: forever).  Bound endpoints are progressed
@@ -408,7 +415,8 @@ int gba_cntr_open(struct fid_domain *domain_fid, struct fi_cntr_attr *attr,
 	if (ret)
 		goto err3;
 	if (set) {
-		ret = gba_wait_set_add(set, &cntr->cntr_fid.fid);
+		ret = gba_wait_set_add(set, &cntr->cntr_fid.fid,
+				       gba_cntr_fid_ready);
 		if (ret)
 			goto err4;
 		cntr->wait.set = &set->wait;

@@ -509,6 +509,13 @@ bool gba_cq_ready(struct gba_cq *cq, bool *pending)
 	return gba_cq_used(cq) != 0;
 }
 
+/* Readiness callback of a CQ in a wait set (gba_wait_set_add). */
+static bool gba_cq_fid_ready(struct fid *fid, bool *pending)
+{
+	return gba_cq_ready(container_of(fid, struct gba_cq, cq_fid.fid),
+			    pending);
+}
+
 /*
  * gba_cq_sreadfrom - fi_cq_sreadfrom(3): like fi_cq_readfrom, blocking up
  * to @timeout ms (<0: forever) until at least one entry (or, with
@@ -913,7 +920,7 @@ int gba_cq_open(struct fid_domain *domain_fid, struct fi_cq_attr *attr,
 	if (ret)
 		goto err3;
 	if (set) {
-		ret = gba_wait_set_add(set, &cq->cq_fid.fid);
+		ret = gba_wait_set_add(set, &cq->cq_fid.fid, gba_cq_fid_ready);
 		if (ret)
 			goto err4;
 		cq->wait.set = &set->wait;
