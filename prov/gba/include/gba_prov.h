@@ -259,6 +259,73 @@ const char *gba_wait_obj_str(enum fi_wait_obj type);
 /* Milliseconds of a monotonic clock (for timeouts). */
 uint64_t gba_now_ms(void);
 
+/* ---- Progress sources (bound to CQs and counters) ---------------------- */
+
+/*
+ * Something the reads and waits of a CQ or counter progress: a bound
+ * endpoint (gba_ep.c sets @progress) or a whole domain (gba_progress.c).
+ * @progress(@ctx, pending) drives @ctx once and sets *@pending (if not
+ * NULL) when @ctx has work in flight that completes without a wait-object
+ * signal; it returns the engine entries handled (0: idle).  CQs and
+ * counters call it through the pointer, as libfabric's util CQ calls the
+ * progress of its endpoints, so they call no endpoint function by name.
+ */
+struct gba_progress_src {
+	void *ctx;
+	int (*progress)(void *ctx, bool *pending);
+};
+
+/*
+ * A list of progress sources (UT_array of struct gba_progress_src) in a
+ * CQ or counter.  A context bound several times (an endpoint bound for
+ * both directions, or for several counter events) is listed once per
+ * binding, the copies adjacent, and progressed once per pass.  The
+ * caller serializes these calls (the object's ep_lock).
+ */
+static const UT_icd gba_progress_src_icd
+	__attribute__((unused)) = {.sz = sizeof(struct gba_progress_src)};
+
+/* Add a binding of @ctx, next to its others.  0 or -FI_ENOMEM. */
+static inline int gba_progress_srcs_add(UT_array *srcs, void *ctx,
+					int (*progress)(void *ctx,
+							bool *pending))
+{
+	struct gba_progress_src src = {.ctx = ctx, .progress = progress};
+	struct gba_progress_src *s = NULL;
+	unsigned i = 0;
+
+	while ((s = utarray_next(srcs, s)) && s->ctx != ctx)
+		i++;
+	return gba_utarray_insert(srcs, &src, i);
+}
+
+/* Remove one binding of @ctx.  Returns false if it had none. */
+static inline bool gba_progress_srcs_del(UT_array *srcs, void *ctx)
+{
+	struct gba_progress_src *s = NULL;
+
+	while ((s = utarray_next(srcs, s))) {
+		if (s->ctx == ctx) {
+			utarray_erase(srcs, utarray_eltidx(srcs, s), 1);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Progress every context of @srcs once; *@pending as above. */
+static inline void gba_progress_srcs_run(UT_array *srcs, bool *pending)
+{
+	struct gba_progress_src *s = utarray_front(srcs);
+	unsigned i, n = utarray_len(srcs);
+
+	for (i = 0; i < n; i++) {
+		if (i && s[i].ctx == s[i - 1].ctx)
+			continue; /* bound again: progressed already */
+		s[i].progress(s[i].ctx, pending);
+	}
+}
+
 /* ---- Fabric, domain ---------------------------------------------------- */
 
 struct gba_fabric {
@@ -344,6 +411,11 @@ struct gba_domain {
 	atomic_bool retrying;	    /* one thread drains the retry list */
 	/* Domain-wide progress (gba_progress.c) */
 	struct gba_progress *progress;
+	/*
+	 * Every endpoint of the domain once (set by gba_progress_init):
+	 * what reads of counters named by deferred work progress.
+	 */
+	struct gba_progress_src progress_all;
 };
 
 /*
@@ -422,9 +494,8 @@ struct gba_cq {
 	_Atomic size_t nover;	 /* entries on the overflow list */
 	unsigned over_logged;	 /* the overflow was logged */
 	uint64_t overflows;	 /* completions lost: full, no memory */
-	struct gba_lock ep_lock; /* eps: held while progressing them */
-	struct gba_ep **eps;	 /* progressed by reads */
-	size_t neps, eps_size;
+	struct gba_lock ep_lock; /* srcs: held while progressing them */
+	UT_array srcs; /* struct gba_progress_src: progressed by reads */
 	uint8_t err_data[GBA_MAX_ERR_DATA]; /* readerr's returned copy */
 	char errstr[128];		    /* fi_cq_strerror without buffer */
 };
@@ -453,13 +524,22 @@ int gba_cq_write_error_data(struct gba_cq *cq, void *context, uint64_t flags,
 /* True if @n more completions fit (so an operation can complete). */
 bool gba_cq_has_space(struct gba_cq *cq, size_t n);
 /*
- * Attach/detach an endpoint whose progress runs from this CQ's reads.
- * Detach waits for a progress call in another thread to finish: do not
- * call it while holding ep->lock (gba_ep_progress runs under the CQ's
- * ep_lock and may take ep->lock).  The same holds for counters.
+ * gba_cq_bind_progress - bind progress source @ctx (an endpoint) to @cq:
+ * reads and waits of @cq call @progress(@ctx, pending) (see struct
+ * gba_progress_src), and @cq cannot close while it is bound.  A context
+ * bound for both directions binds twice and is progressed once per
+ * read.  Returns 0, -FI_EINVAL (NULL argument), -FI_ENOMEM.
  */
-int gba_cq_add_ep(struct gba_cq *cq, struct gba_ep *ep);
-void gba_cq_del_ep(struct gba_cq *cq, struct gba_ep *ep);
+int gba_cq_bind_progress(struct gba_cq *cq, void *ctx,
+			 int (*progress)(void *ctx, bool *pending));
+/*
+ * gba_cq_unbind_progress - undo one gba_cq_bind_progress of @ctx.  It
+ * waits for a progress call in another thread to finish: do not call it
+ * while holding a lock the progress function takes (ep->lock: endpoint
+ * progress runs under the CQ's ep_lock and may take it).  The same holds
+ * for counters.
+ */
+void gba_cq_unbind_progress(struct gba_cq *cq, void *ctx);
 
 /*
  * Extension ops (fi_open_ops(3) on a CQ or EQ fid with these names):
@@ -502,12 +582,14 @@ struct gba_internal_ops {
 	const struct gba_addr *(*av_addr)(struct gba_av *av, fi_addr_t a);
 	fi_addr_t (*av_find)(struct gba_av *av, const struct gba_addr *addr);
 	struct gba_av_set *(*av_set_from_addr)(fi_addr_t coll_addr);
-	int (*cq_add_ep)(struct gba_cq *cq, struct gba_ep *ep);
-	void (*cq_del_ep)(struct gba_cq *cq, struct gba_ep *ep);
+	int (*cq_bind_progress)(struct gba_cq *cq, void *ctx,
+				int (*progress)(void *ctx, bool *pending));
+	void (*cq_unbind_progress)(struct gba_cq *cq, void *ctx);
 	void (*cntr_inc)(struct gba_cntr *cntr);
 	void (*cntr_inc_err)(struct gba_cntr *cntr);
-	int (*cntr_add_ep)(struct gba_cntr *cntr, struct gba_ep *ep);
-	void (*cntr_del_ep)(struct gba_cntr *cntr, struct gba_ep *ep);
+	int (*cntr_bind_progress)(struct gba_cntr *cntr, void *ctx,
+				  int (*progress)(void *ctx, bool *pending));
+	void (*cntr_unbind_progress)(struct gba_cntr *cntr, void *ctx);
 	int (*eq_write_event)(struct gba_eq *eq, uint32_t event,
 			      const void *buf, size_t len, uint64_t flags);
 	int (*eq_write_error)(struct gba_eq *eq, fid_t fid, void *context,
@@ -533,14 +615,12 @@ struct gba_cntr {
 	_Atomic uint64_t err;
 	struct gba_wait wait;
 	struct gba_wait_set *wait_set;
-	size_t eps_size;
 	struct gba_lock lock;	 /* triggers (gba_trigger.c) */
-	struct gba_lock ep_lock; /* eps: held while progressing them */
+	struct gba_lock ep_lock; /* srcs: held while progressing them */
 	/* Triggered operations waiting on this counter, by threshold. */
 	TAILQ_HEAD(gba_trigger_list, gba_trigger) triggers;
 	atomic_int ntriggers; /* fast check: nothing to fire */
-	struct gba_ep **eps;  /* endpoints progressed by waits */
-	size_t neps;
+	UT_array srcs; /* struct gba_progress_src: progressed by reads, waits */
 	uint64_t last_value; /* seen by the last read (trywait) */
 	uint64_t last_err;
 	/*
@@ -553,7 +633,8 @@ struct gba_cntr {
 	struct gba_cntr *fire_next;
 	/*
 	 * Named by deferred work (gba_deferred.c): any endpoint of the
-	 * domain may change it, so reads and waits progress them all.
+	 * domain may change it, so reads and waits progress them all
+	 * (domain->progress_all).
 	 */
 	atomic_bool domain_progress;
 };
@@ -563,8 +644,17 @@ void gba_cntr_inc(struct gba_cntr *cntr);
 void gba_cntr_inc_err(struct gba_cntr *cntr);
 /* Increment (or @err: the error value) and drop a deferred reference. */
 void gba_cntr_inc_release(struct gba_cntr *cntr, bool err);
-int gba_cntr_add_ep(struct gba_cntr *cntr, struct gba_ep *ep);
-void gba_cntr_del_ep(struct gba_cntr *cntr, struct gba_ep *ep);
+/*
+ * gba_cntr_bind_progress - bind progress source @ctx (an endpoint) to
+ * @cntr: reads and waits of @cntr call @progress(@ctx, pending), and
+ * @cntr cannot close while it is bound.  An endpoint binding the counter
+ * for several events binds once per event and is progressed once per
+ * read.  Returns 0, -FI_EINVAL (NULL argument), -FI_ENOMEM.
+ */
+int gba_cntr_bind_progress(struct gba_cntr *cntr, void *ctx,
+			   int (*progress)(void *ctx, bool *pending));
+/* gba_cntr_unbind_progress - undo one gba_cntr_bind_progress of @ctx. */
+void gba_cntr_unbind_progress(struct gba_cntr *cntr, void *ctx);
 
 /* ---- Memory registration (gba_mr.c) ------------------------------------ */
 
