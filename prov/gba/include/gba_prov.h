@@ -607,6 +607,17 @@ struct gba_internal_ops {
 
 struct gba_trigger;
 
+/*
+ * What a counter does with the triggered operations queued on it: the
+ * trigger module (gba_trigger.c) installs these in cntr->trigger_ops
+ * when it first queues one, so the counter calls no trigger function by
+ * name.  Called only while ntriggers is not 0.
+ */
+struct gba_cntr_trigger_ops {
+	void (*fire)(struct gba_cntr *cntr);  /* a change: run the due ones */
+	void (*drain)(struct gba_cntr *cntr); /* close: discard them all */
+};
+
 struct gba_cntr {
 	struct fid_cntr cntr_fid;
 	struct gba_domain *domain;
@@ -620,6 +631,11 @@ struct gba_cntr {
 	/* Triggered operations waiting on this counter, by threshold. */
 	TAILQ_HEAD(gba_trigger_list, gba_trigger) triggers;
 	atomic_int ntriggers; /* fast check: nothing to fire */
+	/*
+	 * Set once, under @lock, before ntriggers first rises (whoever reads
+	 * ntriggers != 0 sees it); NULL while nothing was ever queued.
+	 */
+	const struct gba_cntr_trigger_ops *trigger_ops;
 	UT_array srcs; /* struct gba_progress_src: progressed by reads, waits */
 	uint64_t last_value; /* seen by the last read (trywait) */
 	uint64_t last_err;
@@ -1134,9 +1150,11 @@ int gba_trigger_parse(struct gba_ep *ep, void *context, struct gba_cntr **cntr,
 int gba_trigger_queue(struct gba_cntr *cntr, uint64_t threshold,
 		      struct gba_trigger *trig);
 /*
- * Run every trigger on @cntr whose threshold is reached.  Reentrant: a
- * trigger whose completion bumps another counter queues that counter's
- * due triggers on the same thread's work list instead of recursing.
+ * Run every trigger on @cntr whose threshold is reached (the counter's
+ * trigger_ops->fire, called on every change while triggers are queued;
+ * gba_trigger_queue installs it).  Reentrant: a trigger whose completion
+ * bumps another counter queues that counter's due triggers on the same
+ * thread's work list instead of recursing.
  */
 void gba_trigger_fire(struct gba_cntr *cntr);
 /*
@@ -1145,7 +1163,7 @@ void gba_trigger_fire(struct gba_cntr *cntr);
  */
 bool gba_trigger_defer_begin(void);
 void gba_trigger_defer_end(bool token);
-/* Discard every trigger queued on @cntr (counter close). */
+/* Discard every trigger queued on @cntr (counter close: its drain op). */
 void gba_trigger_drain(struct gba_cntr *cntr);
 /* Discard every trigger @ep queued (endpoint close). */
 void gba_trigger_drain_ep(struct gba_ep *ep);

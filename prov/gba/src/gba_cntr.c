@@ -2,8 +2,9 @@
  * libfabric "gba" provider: counters (fi_cntr(3)).
  *
  * Value and error value are 64-bit atomics: increments take no lock.
- * Every change fires due triggered operations (gba_trigger_fire, only when
- * some are queued) and wakes waiters.  Reads and waits progress the
+ * Every change fires due triggered operations (through the trigger_ops
+ * the trigger module installed, only when some are queued) and wakes
+ * waiters.  Reads and waits progress the
  * progress sources (endpoints) bound to the counter.
  */
 #include "config.h"
@@ -23,7 +24,7 @@
 static inline void gba_cntr_changed(struct gba_cntr *cntr)
 {
 	if (atomic_load_explicit(&cntr->ntriggers, memory_order_seq_cst))
-		gba_trigger_fire(cntr);
+		cntr->trigger_ops->fire(cntr);
 	gba_wait_signal(&cntr->wait);
 }
 
@@ -261,7 +262,7 @@ static int gba_cntr_close(struct fid *fid)
 		return -FI_EBUSY;
 	}
 	if (atomic_load(&cntr->ntriggers))
-		gba_trigger_drain(cntr);
+		cntr->trigger_ops->drain(cntr);
 	if (cntr->wait_set)
 		gba_wait_set_del(cntr->wait_set, &cntr->cntr_fid.fid);
 	gba_wait_fini(&cntr->wait);
