@@ -733,28 +733,60 @@ struct gba_av {
 	bool shm_owner;
 	size_t shm_seen;     /* FI_READ: table entries imported */
 	fi_addr_t *map_addr; /* FI_READ: attr->map_addr */
+	/* FI_READ: imports a table entry (gba_av_shared_open's @insert) */
+	int (*shm_insert)(struct gba_av *av, size_t index,
+			  const struct gba_addr *addr);
 };
 
-/* Insert @addr at index @i (lock held).  0, -FI_EALREADY, -FI_ENOMEM. */
-int gba_av_insert_at(struct gba_av *av, size_t i, const struct gba_addr *addr);
 /*
  * Named AVs (gba_av_shared.c): create the shared table (no FI_READ) or
- * import it (FI_READ, attr->map_addr set).  0, -FI_ENOENT (FI_READ of a
- * name nobody created), -FI_EINVAL, -FI_ENOMEM.
+ * import it (FI_READ, attr->map_addr set).  The import, now and by later
+ * gba_av_shared_refresh calls, hands each entry to @insert(@av, index,
+ * addr), called with av->lock held, which returns 0, -FI_EALREADY
+ * (skipped) or another -FI_E* (the import stops).  Returns 0, -FI_ENOENT
+ * (FI_READ of a name nobody created), -FI_EINVAL, -FI_ENOMEM.
  */
-int gba_av_shared_open(struct gba_av *av, struct fi_av_attr *attr);
+int gba_av_shared_open(struct gba_av *av, struct fi_av_attr *attr,
+		       int (*insert)(struct gba_av *av, size_t index,
+				     const struct gba_addr *addr));
 /* Record entry @index (@addr NULL: removed) in the creator's table. */
 void gba_av_shared_set(struct gba_av *av, size_t index,
 		       const struct gba_addr *addr);
+/* Unmap (the creator: remove) the shared table of a named AV. */
 void gba_av_shared_close(struct gba_av *av);
 /* FI_READ AV: import what the creator added since; true if anything. */
 bool gba_av_shared_refresh(struct gba_av *av);
 
+/* Entry @i of @av (which must be below av->size). */
+static inline struct gba_av_entry *gba_av_entry(struct gba_av *av, size_t i)
+{
+	return &av->chunks[i / GBA_AV_CHUNK][i % GBA_AV_CHUNK];
+}
+
 /*
- * Resolve @fi_addr to its address.  Returns NULL for FI_ADDR_NOTAVAIL,
- * unknown or removed entries.  No lock: entries are stable while used.
+ * gba_av_addr - resolve @fi_addr to its address.  Returns NULL for
+ * FI_ADDR_NOTAVAIL, unknown or removed entries.  O(1), no lock: entries
+ * never move and the application does not remove an address it is still
+ * using.  A shared AV opened FI_READ imports the creator's new entries
+ * on a miss.
  */
-const struct gba_addr *gba_av_addr(struct gba_av *av, fi_addr_t fi_addr);
+static inline const struct gba_addr *gba_av_addr(struct gba_av *av,
+						 fi_addr_t fi_addr)
+{
+	struct gba_av_entry *e;
+
+	if (!av || fi_addr == FI_ADDR_NOTAVAIL)
+		return NULL;
+	if (fi_addr >= __atomic_load_n(&av->count, __ATOMIC_ACQUIRE) ||
+	    !gba_av_entry(av, fi_addr)->used) {
+		/* a shared AV opened FI_READ may have new entries */
+		if (!av->shm || av->shm_owner || !gba_av_shared_refresh(av) ||
+		    fi_addr >= __atomic_load_n(&av->count, __ATOMIC_ACQUIRE))
+			return NULL;
+	}
+	e = gba_av_entry(av, fi_addr);
+	return e->used ? &e->addr : NULL;
+}
 /* Reverse lookup: fi_addr of @addr or FI_ADDR_NOTAVAIL. */
 fi_addr_t gba_av_find(struct gba_av *av, const struct gba_addr *addr);
 
