@@ -452,19 +452,63 @@ Test(cq, trywait_rejects_wait_none)
 	cr_expect_eq(fi_close(&cq->fid), 0);
 }
 
+/* Stand-in progress source: counts its calls, busy if asked to be. */
+struct t_src {
+	int calls;
+	bool busy;
+};
+
+static int t_src_progress(void *ctx, bool *pending)
+{
+	struct t_src *src = ctx;
+
+	src->calls++;
+	if (pending && src->busy)
+		*pending = true;
+	return 0;
+}
+
 Test(cq, close_busy_while_bound)
 {
 	struct fid_cq *cq = open_cq(4, FI_CQ_FORMAT_CONTEXT, FI_WAIT_NONE);
 	struct gba_cq *g = container_of(cq, struct gba_cq, cq_fid);
-	/* Stand-in endpoint: only its pending counter is read. */
-	struct gba_ep *ep = calloc(1, sizeof(*ep));
+	struct t_src src = {0};
 
-	cr_assert_eq(t_int->cq_add_ep(g, ep), 0);
+	cr_assert_eq(t_int->cq_bind_progress(g, &src, t_src_progress), 0);
 	cr_expect_eq(fi_close(&cq->fid), -FI_EBUSY);
 	cr_expect_eq(fi_close(&t_domain->fid), -FI_EBUSY, "CQ still open");
-	t_int->cq_del_ep(g, ep);
+	t_int->cq_unbind_progress(g, &src);
 	cr_expect_eq(fi_close(&cq->fid), 0);
-	free(ep);
+}
+
+Test(cq, bound_progress_once_per_read)
+{
+	struct fid_cq *cq = open_cq(4, FI_CQ_FORMAT_CONTEXT, FI_WAIT_FD);
+	struct gba_cq *g = container_of(cq, struct gba_cq, cq_fid);
+	struct t_src a = {0}, b = {.busy = true};
+	struct fid *fids[1] = {&cq->fid};
+	struct fi_cq_entry e;
+
+	cr_expect_eq(t_int->cq_bind_progress(g, NULL, t_src_progress),
+		     -FI_EINVAL);
+	cr_expect_eq(t_int->cq_bind_progress(g, &a, NULL), -FI_EINVAL);
+	/* a for both directions, b between: a is still progressed once */
+	cr_assert_eq(t_int->cq_bind_progress(g, &a, t_src_progress), 0);
+	cr_assert_eq(t_int->cq_bind_progress(g, &b, t_src_progress), 0);
+	cr_assert_eq(t_int->cq_bind_progress(g, &a, t_src_progress), 0);
+	cr_expect_eq(fi_cq_read(cq, &e, 1), -FI_EAGAIN);
+	cr_expect_eq(a.calls, 1);
+	cr_expect_eq(b.calls, 1);
+	cr_expect_eq(fi_trywait(t_fabric, fids, 1), -FI_EAGAIN,
+		     "a busy source makes trywait fail");
+	t_int->cq_unbind_progress(g, &b);
+	cr_expect_eq(fi_trywait(t_fabric, fids, 1), 0);
+	t_int->cq_unbind_progress(g, &a);
+	cr_expect_eq(fi_close(&cq->fid), -FI_EBUSY, "one binding left");
+	t_int->cq_unbind_progress(g, &a);
+	cr_expect_eq(a.calls, 3);
+	cr_expect_eq(b.calls, 2);
+	cr_expect_eq(fi_close(&cq->fid), 0);
 }
 
 /* ---- Wait sets ---------------------------------------------------------- */

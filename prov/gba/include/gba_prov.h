@@ -7,12 +7,13 @@
  * Object ownership of the source files (one job each):
  *   gba_init.c    fi_prov_ini, provider struct, parameters, cleanup
  *   gba_info.c    fi_getinfo: attributes and hint matching
- *   gba_fabric.c  fabric, wait sets
+ *   gba_fabric.c  fabric, fi_trywait
  *   gba_domain.c  domain, query_atomic, query_collective
  *   gba_eq.c      event queues
  *   gba_cq.c      completion queues
  *   gba_cntr.c    counters
  *   gba_wait.c    wait objects shared by EQ/CQ/counters
+ *   gba_wait_set.c wait sets (fi_wait_open)
  *   gba_mr.c      memory registration and key lookup
  *   gba_av.c      address vectors
  *   gba_av_set.c  AV sets
@@ -57,6 +58,32 @@
 #include <rdma/providers/fi_prov.h>
 
 #include <uthash.h>
+
+/*
+ * The provider's growable arrays are utarrays (uthash).  utarray calls
+ * utarray_oom() when realloc fails, exit() by default: here it jumps to
+ * the label of gba_utarray_insert, which returns -FI_ENOMEM.  Grow
+ * arrays only through gba_utarray_insert (utarray_init, utarray_erase,
+ * utarray_done and the accessors never allocate).
+ */
+#define utarray_oom() goto gba_utarray_nomem
+#include <utarray.h>
+
+/*
+ * gba_utarray_insert - copy *@elt into @a at index @pos (at most
+ * utarray_len(@a): the elements from @pos on move up one).  Returns 0 or
+ * -FI_ENOMEM (@a unchanged).
+ */
+static inline int gba_utarray_insert(UT_array *a, const void *elt, unsigned pos)
+{
+	unsigned n = a->n;
+
+	utarray_insert(a, elt, pos);
+	return 0;
+gba_utarray_nomem:
+	a->n = n; /* utarray_reserve raised it before realloc failed */
+	return -FI_ENOMEM;
+}
 
 #include <gba/gba.h>
 #include <gba/gba_addr.h>
@@ -236,6 +263,73 @@ const char *gba_wait_obj_str(enum fi_wait_obj type);
 /* Milliseconds of a monotonic clock (for timeouts). */
 uint64_t gba_now_ms(void);
 
+/* ---- Progress sources (bound to CQs and counters) ---------------------- */
+
+/*
+ * Something the reads and waits of a CQ or counter progress: a bound
+ * endpoint (gba_ep.c sets @progress) or a whole domain (gba_progress.c).
+ * @progress(@ctx, pending) drives @ctx once and sets *@pending (if not
+ * NULL) when @ctx has work in flight that completes without a wait-object
+ * signal; it returns the engine entries handled (0: idle).  CQs and
+ * counters call it through the pointer, as libfabric's util CQ calls the
+ * progress of its endpoints, so they call no endpoint function by name.
+ */
+struct gba_progress_src {
+	void *ctx;
+	int (*progress)(void *ctx, bool *pending);
+};
+
+/*
+ * A list of progress sources (UT_array of struct gba_progress_src) in a
+ * CQ or counter.  A context bound several times (an endpoint bound for
+ * both directions, or for several counter events) is listed once per
+ * binding, the copies adjacent, and progressed once per pass.  The
+ * caller serializes these calls (the object's ep_lock).
+ */
+static const UT_icd gba_progress_src_icd
+	__attribute__((unused)) = {.sz = sizeof(struct gba_progress_src)};
+
+/* Add a binding of @ctx, next to its others.  0 or -FI_ENOMEM. */
+static inline int gba_progress_srcs_add(UT_array *srcs, void *ctx,
+					int (*progress)(void *ctx,
+							bool *pending))
+{
+	struct gba_progress_src src = {.ctx = ctx, .progress = progress};
+	struct gba_progress_src *s = NULL;
+	unsigned i = 0;
+
+	while ((s = utarray_next(srcs, s)) && s->ctx != ctx)
+		i++;
+	return gba_utarray_insert(srcs, &src, i);
+}
+
+/* Remove one binding of @ctx.  Returns false if it had none. */
+static inline bool gba_progress_srcs_del(UT_array *srcs, void *ctx)
+{
+	struct gba_progress_src *s = NULL;
+
+	while ((s = utarray_next(srcs, s))) {
+		if (s->ctx == ctx) {
+			utarray_erase(srcs, utarray_eltidx(srcs, s), 1);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Progress every context of @srcs once; *@pending as above. */
+static inline void gba_progress_srcs_run(UT_array *srcs, bool *pending)
+{
+	struct gba_progress_src *s = utarray_front(srcs);
+	unsigned i, n = utarray_len(srcs);
+
+	for (i = 0; i < n; i++) {
+		if (i && s[i].ctx == s[i - 1].ctx)
+			continue; /* bound again: progressed already */
+		s[i].progress(s[i].ctx, pending);
+	}
+}
+
 /* ---- Fabric, domain ---------------------------------------------------- */
 
 struct gba_fabric {
@@ -243,30 +337,50 @@ struct gba_fabric {
 	atomic_int ref; /* domains, EQs, wait sets */
 };
 
-/* A wait set (fi_wait_open): members signal @wait (gba_fabric.c). */
+/* A wait set member (gba_wait_set_add). */
+struct gba_wait_set_member {
+	struct fid *fid;
+	bool (*ready)(struct fid *fid, bool *pending);
+};
+
+/* A wait set (fi_wait_open): members signal @wait (gba_wait_set.c). */
 struct gba_wait_set {
 	struct fid_wait wait_fid;
 	struct gba_fabric *fabric;
 	struct gba_wait wait;
 	atomic_int ref;	      /* member CQs, EQs, counters */
-	pthread_mutex_t lock; /* member list */
-	struct fid **members;
-	size_t nmembers;
-	size_t msize;
+	pthread_mutex_t lock; /* members */
+	UT_array members;     /* struct gba_wait_set_member */
 };
 
+/*
+ * fi_wait_open(3) (fi_ops_fabric.wait_open).  @attr->wait_obj:
+ * FI_WAIT_UNSPEC or FI_WAIT_FD (FI_WAIT_YIELD polls); @attr->flags must
+ * be 0.  Returns 0, -FI_EINVAL, -FI_ENOSYS, -FI_ENOMEM, -FI_EMFILE.
+ */
+int gba_wait_set_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
+		      struct fid_wait **waitset);
 /* Resolve attr->wait_set of an EQ/CQ/counter; NULL if not a gba set. */
 struct gba_wait_set *gba_wait_set_get(struct fid_wait *wait_set);
-int gba_wait_set_add(struct gba_wait_set *set, struct fid *member);
+/*
+ * Make @member (a CQ, EQ or counter opened with FI_WAIT_SET) report to
+ * @set: fi_wait asks @ready(@member, pending), which progresses it and
+ * returns true if a read would return something (*pending as for
+ * gba_wait_set_ready).  The set cannot close while it has members.
+ * Returns 0 or -FI_ENOMEM.
+ */
+int gba_wait_set_add(struct gba_wait_set *set, struct fid *member,
+		     bool (*ready)(struct fid *member, bool *pending));
+/* Undo gba_wait_set_add (member close). */
 void gba_wait_set_del(struct gba_wait_set *set, struct fid *member);
 /*
- * Progress and readiness test of a CQ, EQ, counter or wait set: true if
- * a read would return something.  *@pending (if not NULL) is set when a
- * bound endpoint has work in flight that completes without a signal
- * (GBA release flags are polled), so fi_trywait must fail and waits must
- * poll.
+ * Progress and readiness test of a wait set, a CQ, an EQ or a counter:
+ * true if a read would return something.  *@pending (if not NULL) is
+ * set when a bound endpoint has work in flight that completes without a
+ * signal (GBA release flags are polled), so fi_trywait must fail and
+ * waits must poll.
  */
-bool gba_fid_ready(struct fid *fid, bool *pending);
+bool gba_wait_set_ready(struct gba_wait_set *set, bool *pending);
 bool gba_eq_ready(struct gba_eq *eq);
 bool gba_cq_ready(struct gba_cq *cq, bool *pending);
 bool gba_cntr_ready(struct gba_cntr *cntr, bool *pending);
@@ -301,6 +415,11 @@ struct gba_domain {
 	atomic_bool retrying;	    /* one thread drains the retry list */
 	/* Domain-wide progress (gba_progress.c) */
 	struct gba_progress *progress;
+	/*
+	 * Every endpoint of the domain once (set by gba_progress_init):
+	 * what reads of counters named by deferred work progress.
+	 */
+	struct gba_progress_src progress_all;
 };
 
 /*
@@ -379,9 +498,8 @@ struct gba_cq {
 	_Atomic size_t nover;	 /* entries on the overflow list */
 	unsigned over_logged;	 /* the overflow was logged */
 	uint64_t overflows;	 /* completions lost: full, no memory */
-	struct gba_lock ep_lock; /* eps: held while progressing them */
-	struct gba_ep **eps;	 /* progressed by reads */
-	size_t neps, eps_size;
+	struct gba_lock ep_lock; /* srcs: held while progressing them */
+	UT_array srcs; /* struct gba_progress_src: progressed by reads */
 	uint8_t err_data[GBA_MAX_ERR_DATA]; /* readerr's returned copy */
 	char errstr[128];		    /* fi_cq_strerror without buffer */
 };
@@ -410,13 +528,22 @@ int gba_cq_write_error_data(struct gba_cq *cq, void *context, uint64_t flags,
 /* True if @n more completions fit (so an operation can complete). */
 bool gba_cq_has_space(struct gba_cq *cq, size_t n);
 /*
- * Attach/detach an endpoint whose progress runs from this CQ's reads.
- * Detach waits for a progress call in another thread to finish: do not
- * call it while holding ep->lock (gba_ep_progress runs under the CQ's
- * ep_lock and may take ep->lock).  The same holds for counters.
+ * gba_cq_bind_progress - bind progress source @ctx (an endpoint) to @cq:
+ * reads and waits of @cq call @progress(@ctx, pending) (see struct
+ * gba_progress_src), and @cq cannot close while it is bound.  A context
+ * bound for both directions binds twice and is progressed once per
+ * read.  Returns 0, -FI_EINVAL (NULL argument), -FI_ENOMEM.
  */
-int gba_cq_add_ep(struct gba_cq *cq, struct gba_ep *ep);
-void gba_cq_del_ep(struct gba_cq *cq, struct gba_ep *ep);
+int gba_cq_bind_progress(struct gba_cq *cq, void *ctx,
+			 int (*progress)(void *ctx, bool *pending));
+/*
+ * gba_cq_unbind_progress - undo one gba_cq_bind_progress of @ctx.  It
+ * waits for a progress call in another thread to finish: do not call it
+ * while holding a lock the progress function takes (ep->lock: endpoint
+ * progress runs under the CQ's ep_lock and may take it).  The same holds
+ * for counters.
+ */
+void gba_cq_unbind_progress(struct gba_cq *cq, void *ctx);
 
 /*
  * Extension ops (fi_open_ops(3) on a CQ or EQ fid with these names):
@@ -459,12 +586,14 @@ struct gba_internal_ops {
 	const struct gba_addr *(*av_addr)(struct gba_av *av, fi_addr_t a);
 	fi_addr_t (*av_find)(struct gba_av *av, const struct gba_addr *addr);
 	struct gba_av_set *(*av_set_from_addr)(fi_addr_t coll_addr);
-	int (*cq_add_ep)(struct gba_cq *cq, struct gba_ep *ep);
-	void (*cq_del_ep)(struct gba_cq *cq, struct gba_ep *ep);
+	int (*cq_bind_progress)(struct gba_cq *cq, void *ctx,
+				int (*progress)(void *ctx, bool *pending));
+	void (*cq_unbind_progress)(struct gba_cq *cq, void *ctx);
 	void (*cntr_inc)(struct gba_cntr *cntr);
 	void (*cntr_inc_err)(struct gba_cntr *cntr);
-	int (*cntr_add_ep)(struct gba_cntr *cntr, struct gba_ep *ep);
-	void (*cntr_del_ep)(struct gba_cntr *cntr, struct gba_ep *ep);
+	int (*cntr_bind_progress)(struct gba_cntr *cntr, void *ctx,
+				  int (*progress)(void *ctx, bool *pending));
+	void (*cntr_unbind_progress)(struct gba_cntr *cntr, void *ctx);
 	int (*eq_write_event)(struct gba_eq *eq, uint32_t event,
 			      const void *buf, size_t len, uint64_t flags);
 	int (*eq_write_error)(struct gba_eq *eq, fid_t fid, void *context,
@@ -482,6 +611,17 @@ struct gba_internal_ops {
 
 struct gba_trigger;
 
+/*
+ * What a counter does with the triggered operations queued on it: the
+ * trigger module (gba_trigger.c) installs these in cntr->trigger_ops
+ * when it first queues one, so the counter calls no trigger function by
+ * name.  Called only while ntriggers is not 0.
+ */
+struct gba_cntr_trigger_ops {
+	void (*fire)(struct gba_cntr *cntr);  /* a change: run the due ones */
+	void (*drain)(struct gba_cntr *cntr); /* close: discard them all */
+};
+
 struct gba_cntr {
 	struct fid_cntr cntr_fid;
 	struct gba_domain *domain;
@@ -490,14 +630,17 @@ struct gba_cntr {
 	_Atomic uint64_t err;
 	struct gba_wait wait;
 	struct gba_wait_set *wait_set;
-	size_t eps_size;
 	struct gba_lock lock;	 /* triggers (gba_trigger.c) */
-	struct gba_lock ep_lock; /* eps: held while progressing them */
+	struct gba_lock ep_lock; /* srcs: held while progressing them */
 	/* Triggered operations waiting on this counter, by threshold. */
 	TAILQ_HEAD(gba_trigger_list, gba_trigger) triggers;
 	atomic_int ntriggers; /* fast check: nothing to fire */
-	struct gba_ep **eps;  /* endpoints progressed by waits */
-	size_t neps;
+	/*
+	 * Set once, under @lock, before ntriggers first rises (whoever reads
+	 * ntriggers != 0 sees it); NULL while nothing was ever queued.
+	 */
+	const struct gba_cntr_trigger_ops *trigger_ops;
+	UT_array srcs; /* struct gba_progress_src: progressed by reads, waits */
 	uint64_t last_value; /* seen by the last read (trywait) */
 	uint64_t last_err;
 	/*
@@ -510,7 +653,8 @@ struct gba_cntr {
 	struct gba_cntr *fire_next;
 	/*
 	 * Named by deferred work (gba_deferred.c): any endpoint of the
-	 * domain may change it, so reads and waits progress them all.
+	 * domain may change it, so reads and waits progress them all
+	 * (domain->progress_all).
 	 */
 	atomic_bool domain_progress;
 };
@@ -520,8 +664,17 @@ void gba_cntr_inc(struct gba_cntr *cntr);
 void gba_cntr_inc_err(struct gba_cntr *cntr);
 /* Increment (or @err: the error value) and drop a deferred reference. */
 void gba_cntr_inc_release(struct gba_cntr *cntr, bool err);
-int gba_cntr_add_ep(struct gba_cntr *cntr, struct gba_ep *ep);
-void gba_cntr_del_ep(struct gba_cntr *cntr, struct gba_ep *ep);
+/*
+ * gba_cntr_bind_progress - bind progress source @ctx (an endpoint) to
+ * @cntr: reads and waits of @cntr call @progress(@ctx, pending), and
+ * @cntr cannot close while it is bound.  An endpoint binding the counter
+ * for several events binds once per event and is progressed once per
+ * read.  Returns 0, -FI_EINVAL (NULL argument), -FI_ENOMEM.
+ */
+int gba_cntr_bind_progress(struct gba_cntr *cntr, void *ctx,
+			   int (*progress)(void *ctx, bool *pending));
+/* gba_cntr_unbind_progress - undo one gba_cntr_bind_progress of @ctx. */
+void gba_cntr_unbind_progress(struct gba_cntr *cntr, void *ctx);
 
 /* ---- Memory registration (gba_mr.c) ------------------------------------ */
 
@@ -584,28 +737,60 @@ struct gba_av {
 	bool shm_owner;
 	size_t shm_seen;     /* FI_READ: table entries imported */
 	fi_addr_t *map_addr; /* FI_READ: attr->map_addr */
+	/* FI_READ: imports a table entry (gba_av_shared_open's @insert) */
+	int (*shm_insert)(struct gba_av *av, size_t index,
+			  const struct gba_addr *addr);
 };
 
-/* Insert @addr at index @i (lock held).  0, -FI_EALREADY, -FI_ENOMEM. */
-int gba_av_insert_at(struct gba_av *av, size_t i, const struct gba_addr *addr);
 /*
  * Named AVs (gba_av_shared.c): create the shared table (no FI_READ) or
- * import it (FI_READ, attr->map_addr set).  0, -FI_ENOENT (FI_READ of a
- * name nobody created), -FI_EINVAL, -FI_ENOMEM.
+ * import it (FI_READ, attr->map_addr set).  The import, now and by later
+ * gba_av_shared_refresh calls, hands each entry to @insert(@av, index,
+ * addr), called with av->lock held, which returns 0, -FI_EALREADY
+ * (skipped) or another -FI_E* (the import stops).  Returns 0, -FI_ENOENT
+ * (FI_READ of a name nobody created), -FI_EINVAL, -FI_ENOMEM.
  */
-int gba_av_shared_open(struct gba_av *av, struct fi_av_attr *attr);
+int gba_av_shared_open(struct gba_av *av, struct fi_av_attr *attr,
+		       int (*insert)(struct gba_av *av, size_t index,
+				     const struct gba_addr *addr));
 /* Record entry @index (@addr NULL: removed) in the creator's table. */
 void gba_av_shared_set(struct gba_av *av, size_t index,
 		       const struct gba_addr *addr);
+/* Unmap (the creator: remove) the shared table of a named AV. */
 void gba_av_shared_close(struct gba_av *av);
 /* FI_READ AV: import what the creator added since; true if anything. */
 bool gba_av_shared_refresh(struct gba_av *av);
 
+/* Entry @i of @av (which must be below av->size). */
+static inline struct gba_av_entry *gba_av_entry(struct gba_av *av, size_t i)
+{
+	return &av->chunks[i / GBA_AV_CHUNK][i % GBA_AV_CHUNK];
+}
+
 /*
- * Resolve @fi_addr to its address.  Returns NULL for FI_ADDR_NOTAVAIL,
- * unknown or removed entries.  No lock: entries are stable while used.
+ * gba_av_addr - resolve @fi_addr to its address.  Returns NULL for
+ * FI_ADDR_NOTAVAIL, unknown or removed entries.  O(1), no lock: entries
+ * never move and the application does not remove an address it is still
+ * using.  A shared AV opened FI_READ imports the creator's new entries
+ * on a miss.
  */
-const struct gba_addr *gba_av_addr(struct gba_av *av, fi_addr_t fi_addr);
+static inline const struct gba_addr *gba_av_addr(struct gba_av *av,
+						 fi_addr_t fi_addr)
+{
+	struct gba_av_entry *e;
+
+	if (!av || fi_addr == FI_ADDR_NOTAVAIL)
+		return NULL;
+	if (fi_addr >= __atomic_load_n(&av->count, __ATOMIC_ACQUIRE) ||
+	    !gba_av_entry(av, fi_addr)->used) {
+		/* a shared AV opened FI_READ may have new entries */
+		if (!av->shm || av->shm_owner || !gba_av_shared_refresh(av) ||
+		    fi_addr >= __atomic_load_n(&av->count, __ATOMIC_ACQUIRE))
+			return NULL;
+	}
+	e = gba_av_entry(av, fi_addr);
+	return e->used ? &e->addr : NULL;
+}
 /* Reverse lookup: fi_addr of @addr or FI_ADDR_NOTAVAIL. */
 fi_addr_t gba_av_find(struct gba_av *av, const struct gba_addr *addr);
 
@@ -1064,9 +1249,11 @@ int gba_trigger_parse(struct gba_ep *ep, void *context, struct gba_cntr **cntr,
 int gba_trigger_queue(struct gba_cntr *cntr, uint64_t threshold,
 		      struct gba_trigger *trig);
 /*
- * Run every trigger on @cntr whose threshold is reached.  Reentrant: a
- * trigger whose completion bumps another counter queues that counter's
- * due triggers on the same thread's work list instead of recursing.
+ * Run every trigger on @cntr whose threshold is reached (the counter's
+ * trigger_ops->fire, called on every change while triggers are queued;
+ * gba_trigger_queue installs it).  Reentrant: a trigger whose completion
+ * bumps another counter queues that counter's due triggers on the same
+ * thread's work list instead of recursing.
  */
 void gba_trigger_fire(struct gba_cntr *cntr);
 /*
@@ -1075,7 +1262,7 @@ void gba_trigger_fire(struct gba_cntr *cntr);
  */
 bool gba_trigger_defer_begin(void);
 void gba_trigger_defer_end(bool token);
-/* Discard every trigger queued on @cntr (counter close). */
+/* Discard every trigger queued on @cntr (counter close: its drain op). */
 void gba_trigger_drain(struct gba_cntr *cntr);
 /* Discard every trigger @ep queued (endpoint close). */
 void gba_trigger_drain_ep(struct gba_ep *ep);

@@ -3,7 +3,8 @@
  *
  * Addresses are binary struct gba_addr (24 bytes, addr_format
  * FI_FORMAT_UNSPEC).  Entries live in fixed chunks that never move, so
- * gba_av_addr() (the data path's fi_addr -> address lookup) needs no lock.
+ * gba_av_addr() (the data path's fi_addr -> address lookup, inline in
+ * gba_prov.h) needs no lock.
  * FI_AV_TABLE hands out consecutive indices in insertion order and never
  * reuses removed ones; FI_AV_MAP returns indices too but reuses freed
  * slots.  A reverse map (uthash) serves gba_av_find().  With FI_EVENT the
@@ -18,12 +19,6 @@
 
 #include "gba_prov.h"
 
-/* Entry @i (which must be below av->size). */
-static inline struct gba_av_entry *gba_av_entry(struct gba_av *av, size_t i)
-{
-	return &av->chunks[i / GBA_AV_CHUNK][i % GBA_AV_CHUNK];
-}
-
 /* Canonical copy of a (validated) address: reserved bits cleared. */
 static void gba_av_canon(struct gba_addr *dst, const void *src)
 {
@@ -35,27 +30,6 @@ static void gba_av_canon(struct gba_addr *dst, const void *src)
 	dst->pid = a->pid;
 	dst->ep_id = a->ep_id;
 	dst->host_id = a->host_id;
-}
-
-/*
- * gba_av_addr - see gba_prov.h.  O(1), no lock: entries never move and
- * the application does not remove an address it is still using.
- */
-const struct gba_addr *gba_av_addr(struct gba_av *av, fi_addr_t fi_addr)
-{
-	struct gba_av_entry *e;
-
-	if (!av || fi_addr == FI_ADDR_NOTAVAIL)
-		return NULL;
-	if (fi_addr >= __atomic_load_n(&av->count, __ATOMIC_ACQUIRE) ||
-	    !gba_av_entry(av, fi_addr)->used) {
-		/* a shared AV opened FI_READ may have new entries */
-		if (!av->shm || av->shm_owner || !gba_av_shared_refresh(av) ||
-		    fi_addr >= __atomic_load_n(&av->count, __ATOMIC_ACQUIRE))
-			return NULL;
-	}
-	e = gba_av_entry(av, fi_addr);
-	return e->used ? &e->addr : NULL;
 }
 
 /* gba_av_find - see gba_prov.h. */
@@ -91,8 +65,13 @@ static int gba_av_reserve(struct gba_av *av, size_t i)
 	return 0;
 }
 
-/* gba_av_insert_at - see gba_prov.h (a shared AV's import). */
-int gba_av_insert_at(struct gba_av *av, size_t i, const struct gba_addr *addr)
+/*
+ * Insert @addr at index @i (lock held): a shared AV's import
+ * (gba_av_shared_open's insert callback).  0, -FI_EALREADY, -FI_ENOMEM,
+ * -FI_ENOSPC.
+ */
+static int gba_av_insert_at(struct gba_av *av, size_t i,
+			    const struct gba_addr *addr)
 {
 	struct gba_av_entry *e, *dup = NULL;
 	int ret;
@@ -626,7 +605,7 @@ int gba_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,
 	/* Preallocate for the size hint (first chunk at least). */
 	gba_av_reserve(av, attr->count ? attr->count - 1 : 0);
 	if (attr->name) {
-		ret = gba_av_shared_open(av, attr);
+		ret = gba_av_shared_open(av, attr, gba_av_insert_at);
 		if (ret) {
 			gba_av_shared_close(av);
 			for (size_t i = 0; i < av->nchunks; i++)

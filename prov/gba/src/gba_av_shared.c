@@ -103,7 +103,7 @@ static int gba_av_shm_sync(struct gba_av *av)
 	for (i = (uint32_t)av->shm_seen; i < count; i++) {
 		if (!shm->entries[i].used)
 			continue;
-		ret = gba_av_insert_at(av, i, &shm->entries[i].addr);
+		ret = av->shm_insert(av, i, &shm->entries[i].addr);
 		if (ret && ret != -FI_EALREADY)
 			return ret;
 	}
@@ -158,6 +158,10 @@ static int gba_av_shm_import(struct gba_av *av, struct fi_av_attr *attr)
 	return 0;
 }
 
+/*
+ * gba_av_shared_refresh - FI_READ AV: import the entries the creator
+ * added since the last import.  Returns true if any was imported.
+ */
 bool gba_av_shared_refresh(struct gba_av *av)
 {
 	size_t before;
@@ -173,10 +177,18 @@ bool gba_av_shared_refresh(struct gba_av *av)
 	return more;
 }
 
-int gba_av_shared_open(struct gba_av *av, struct fi_av_attr *attr)
+/*
+ * gba_av_shared_open - create or import the table of a named AV (see
+ * gba_prov.h); @insert imports entries into @av.  Returns 0, -FI_ENOENT,
+ * -FI_EINVAL, -FI_ENOMEM.
+ */
+int gba_av_shared_open(struct gba_av *av, struct fi_av_attr *attr,
+		       int (*insert)(struct gba_av *av, size_t index,
+				     const struct gba_addr *addr))
 {
 	int ret;
 
+	av->shm_insert = insert;
 	av->shm_name = gba_av_shm_name(attr->name);
 	if (!av->shm_name)
 		return -FI_ENOMEM;
@@ -192,6 +204,10 @@ int gba_av_shared_open(struct gba_av *av, struct fi_av_attr *attr)
 	return ret;
 }
 
+/*
+ * gba_av_shared_set - the creator records entry @index (@addr NULL:
+ * removed) in the table; no-op for other AVs.
+ */
 void gba_av_shared_set(struct gba_av *av, size_t index,
 		       const struct gba_addr *addr)
 {
@@ -213,6 +229,7 @@ void gba_av_shared_set(struct gba_av *av, size_t index,
 		atomic_store(&shm->count, (uint32_t)index + 1);
 }
 
+/* gba_av_shared_close - unmap the table (the creator removes it). */
 void gba_av_shared_close(struct gba_av *av)
 {
 	if (av->shm) {

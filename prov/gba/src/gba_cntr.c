@@ -2,9 +2,10 @@
  * libfabric "gba" provider: counters (fi_cntr(3)).
  *
  * Value and error value are 64-bit atomics: increments take no lock.
- * Every change fires due triggered operations (gba_trigger_fire, only when
- * some are queued) and wakes waiters.  Reads and waits progress the
- * endpoints bound to the counter.
+ * Every change fires due triggered operations (through the trigger_ops
+ * the trigger module installed, only when some are queued) and wakes
+ * waiters.  Reads and waits progress the
+ * progress sources (endpoints) bound to the counter.
  */
 #include "config.h"
 
@@ -23,7 +24,7 @@
 static inline void gba_cntr_changed(struct gba_cntr *cntr)
 {
 	if (atomic_load_explicit(&cntr->ntriggers, memory_order_seq_cst))
-		gba_trigger_fire(cntr);
+		cntr->trigger_ops->fire(cntr);
 	gba_wait_signal(&cntr->wait);
 }
 
@@ -56,33 +57,24 @@ void gba_cntr_inc_release(struct gba_cntr *cntr, bool err)
 }
 
 /*
- * Progress every endpoint bound to @cntr once (every endpoint of the
- * domain if deferred work names the counter); *@pending (if not NULL)
- * is set when one has work in flight.
+ * Progress every source (endpoint) bound to @cntr once (and every
+ * endpoint of the domain, through domain->progress_all, if deferred work
+ * names the counter); *@pending (if not NULL) is set when one has work
+ * in flight.
  */
 static void gba_cntr_progress(struct gba_cntr *cntr, bool *pending)
 {
-	size_t i;
-
 	if (atomic_load_explicit(&cntr->domain_progress,
 				 memory_order_relaxed)) {
-		gba_progress_domain(cntr->domain);
+		struct gba_progress_src *all = &cntr->domain->progress_all;
+
+		all->progress(all->ctx, NULL);
 		if (pending)
 			*pending = true;
 	}
 
 	gba_lock_acquire(&cntr->ep_lock);
-	for (i = 0; i < cntr->neps; i++) {
-		size_t j;
-
-		for (j = 0; j < i && cntr->eps[j] != cntr->eps[i]; j++)
-			;
-		if (j < i)
-			continue; /* bound for several events */
-		gba_ep_progress(cntr->eps[i]);
-		if (pending && gba_ep_pending(cntr->eps[i]))
-			*pending = true;
-	}
+	gba_progress_srcs_run(&cntr->srcs, pending);
 	gba_lock_release(&cntr->ep_lock);
 }
 
@@ -170,6 +162,13 @@ bool gba_cntr_ready(struct gba_cntr *cntr, bool *pending)
 	       atomic_load(&cntr->err) != cntr->last_err;
 }
 
+/* Readiness callback of a counter in a wait set (gba_wait_set_add). */
+static bool gba_cntr_fid_ready(struct fid *fid, bool *pending)
+{
+	return gba_cntr_ready(container_of(fid, struct gba_cntr, cntr_fid.fid),
+			      pending);
+}
+
 /*
  * gba_cntr_wait - fi_cntr_wait(3): wait until value >= @threshold, for
  * at most @timeout ms (<0: forever).  Bound endpoints are progressed
@@ -213,54 +212,35 @@ static int gba_cntr_wait(struct fid_cntr *cntr_fid, uint64_t threshold,
 }
 
 /*
- * gba_cntr_add_ep - attach @ep: counter reads and waits progress it, and
- * the counter cannot be closed while attached.  An endpoint binding the
- * counter for several events attaches once per binding.  Returns 0,
- * -FI_EINVAL, -FI_ENOMEM.
+ * gba_cntr_bind_progress - bind @ctx: counter reads and waits progress
+ * it through @progress, and the counter cannot be closed while it is
+ * bound (gba_prov.h).  A context binding the counter for several events
+ * binds once per event, listed next to each other (progressed once).
+ * Returns 0, -FI_EINVAL, -FI_ENOMEM.
  */
-int gba_cntr_add_ep(struct gba_cntr *cntr, struct gba_ep *ep)
+int gba_cntr_bind_progress(struct gba_cntr *cntr, void *ctx,
+			   int (*progress)(void *ctx, bool *pending))
 {
-	struct gba_ep **eps;
-	int ret = 0;
+	int ret;
 
-	if (!cntr || !ep)
+	if (!cntr || !ctx || !progress)
 		return -FI_EINVAL;
 	gba_lock_acquire(&cntr->ep_lock);
-	if (cntr->neps == cntr->eps_size) {
-		size_t n = cntr->eps_size ? cntr->eps_size * 2 : 4;
-
-		eps = realloc(cntr->eps, n * sizeof(*eps));
-		if (!eps) {
-			ret = -FI_ENOMEM;
-			goto out;
-		}
-		cntr->eps = eps;
-		cntr->eps_size = n;
-	}
-	cntr->eps[cntr->neps++] = ep;
-	atomic_fetch_add(&cntr->ref, 1);
-out:
+	ret = gba_progress_srcs_add(&cntr->srcs, ctx, progress);
+	if (!ret)
+		atomic_fetch_add(&cntr->ref, 1);
 	gba_lock_release(&cntr->ep_lock);
 	return ret;
 }
 
-/* gba_cntr_del_ep - detach @ep once (one gba_cntr_add_ep). */
-void gba_cntr_del_ep(struct gba_cntr *cntr, struct gba_ep *ep)
+/* gba_cntr_unbind_progress - unbind @ctx once (one gba_cntr_bind_progress). */
+void gba_cntr_unbind_progress(struct gba_cntr *cntr, void *ctx)
 {
-	size_t i;
-
-	if (!cntr || !ep)
+	if (!cntr || !ctx)
 		return;
 	gba_lock_acquire(&cntr->ep_lock);
-	for (i = 0; i < cntr->neps; i++) {
-		if (cntr->eps[i] == ep) {
-			memmove(&cntr->eps[i], &cntr->eps[i + 1],
-				(cntr->neps - i - 1) * sizeof(cntr->eps[0]));
-			cntr->neps--;
-			atomic_fetch_sub(&cntr->ref, 1);
-			break;
-		}
-	}
+	if (gba_progress_srcs_del(&cntr->srcs, ctx))
+		atomic_fetch_sub(&cntr->ref, 1);
 	gba_lock_release(&cntr->ep_lock);
 }
 
@@ -282,13 +262,13 @@ static int gba_cntr_close(struct fid *fid)
 		return -FI_EBUSY;
 	}
 	if (atomic_load(&cntr->ntriggers))
-		gba_trigger_drain(cntr);
+		cntr->trigger_ops->drain(cntr);
 	if (cntr->wait_set)
 		gba_wait_set_del(cntr->wait_set, &cntr->cntr_fid.fid);
 	gba_wait_fini(&cntr->wait);
 	gba_lock_destroy(&cntr->lock);
 	gba_lock_destroy(&cntr->ep_lock);
-	free(cntr->eps);
+	utarray_done(&cntr->srcs);
 	atomic_fetch_sub(&cntr->domain->ncntr, 1);
 	atomic_fetch_sub(&cntr->domain->ref, 1);
 	free(cntr);
@@ -408,12 +388,14 @@ int gba_cntr_open(struct fid_domain *domain_fid, struct fi_cntr_attr *attr,
 	if (ret)
 		goto err3;
 	if (set) {
-		ret = gba_wait_set_add(set, &cntr->cntr_fid.fid);
+		ret = gba_wait_set_add(set, &cntr->cntr_fid.fid,
+				       gba_cntr_fid_ready);
 		if (ret)
 			goto err4;
 		cntr->wait.set = &set->wait;
 		cntr->wait_set = set;
 	}
+	utarray_init(&cntr->srcs, &gba_progress_src_icd);
 	cntr->domain = domain;
 	atomic_init(&cntr->ref, 0);
 	atomic_init(&cntr->value, 0);

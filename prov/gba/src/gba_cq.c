@@ -73,21 +73,14 @@ static inline size_t gba_cq_used(struct gba_cq *cq)
 }
 
 /*
- * Run the progress of every endpoint bound to @cq, once each (an endpoint
- * bound for both directions is listed twice, adjacent); *pending if busy.
+ * Run the progress of every source (endpoint) bound to @cq, once each (an
+ * endpoint bound for both directions is listed twice, adjacent); *pending
+ * if busy.
  */
 static void gba_cq_progress(struct gba_cq *cq, bool *pending)
 {
-	size_t i;
-
 	gba_lock_acquire(&cq->ep_lock);
-	for (i = 0; i < cq->neps; i++) {
-		if (i && cq->eps[i] == cq->eps[i - 1])
-			continue;
-		gba_ep_progress(cq->eps[i]);
-		if (pending && gba_ep_pending(cq->eps[i]))
-			*pending = true;
-	}
+	gba_progress_srcs_run(&cq->srcs, pending);
 	gba_lock_release(&cq->ep_lock);
 }
 
@@ -509,6 +502,13 @@ bool gba_cq_ready(struct gba_cq *cq, bool *pending)
 	return gba_cq_used(cq) != 0;
 }
 
+/* Readiness callback of a CQ in a wait set (gba_wait_set_add). */
+static bool gba_cq_fid_ready(struct fid *fid, bool *pending)
+{
+	return gba_cq_ready(container_of(fid, struct gba_cq, cq_fid.fid),
+			    pending);
+}
+
 /*
  * gba_cq_sreadfrom - fi_cq_sreadfrom(3): like fi_cq_readfrom, blocking up
  * to @timeout ms (<0: forever) until at least one entry (or, with
@@ -615,60 +615,34 @@ static const char *gba_cq_strerror(struct fid_cq *cq_fid, int prov_errno,
 }
 
 /*
- * gba_cq_add_ep - attach @ep: CQ reads progress it and the CQ cannot be
- * closed while attached.  An endpoint attached for both directions is
- * listed twice, next to each other (progress skips the second).
- * Returns 0 or -FI_ENOMEM.
+ * gba_cq_bind_progress - bind @ctx: CQ reads progress it through
+ * @progress and the CQ cannot be closed while it is bound (gba_prov.h).
+ * A context bound for both directions is listed twice, next to each
+ * other (progress skips the second).  Returns 0, -FI_EINVAL, -FI_ENOMEM.
  */
-int gba_cq_add_ep(struct gba_cq *cq, struct gba_ep *ep)
+int gba_cq_bind_progress(struct gba_cq *cq, void *ctx,
+			 int (*progress)(void *ctx, bool *pending))
 {
-	struct gba_ep **eps;
-	size_t i;
-	int ret = 0;
+	int ret;
 
-	if (!cq || !ep)
+	if (!cq || !ctx || !progress)
 		return -FI_EINVAL;
 	gba_lock_acquire(&cq->ep_lock);
-	if (cq->neps == cq->eps_size) {
-		size_t n = cq->eps_size ? cq->eps_size * 2 : 4;
-
-		eps = realloc(cq->eps, n * sizeof(*eps));
-		if (!eps) {
-			ret = -FI_ENOMEM;
-			goto out;
-		}
-		cq->eps = eps;
-		cq->eps_size = n;
-	}
-	for (i = 0; i < cq->neps && cq->eps[i] != ep; i++)
-		;
-	memmove(&cq->eps[i + 1], &cq->eps[i],
-		(cq->neps - i) * sizeof(cq->eps[0]));
-	cq->eps[i] = ep;
-	cq->neps++;
-	atomic_fetch_add(&cq->ref, 1);
-out:
+	ret = gba_progress_srcs_add(&cq->srcs, ctx, progress);
+	if (!ret)
+		atomic_fetch_add(&cq->ref, 1);
 	gba_lock_release(&cq->ep_lock);
 	return ret;
 }
 
-/* gba_cq_del_ep - detach @ep (once per gba_cq_add_ep). */
-void gba_cq_del_ep(struct gba_cq *cq, struct gba_ep *ep)
+/* gba_cq_unbind_progress - unbind @ctx (once per gba_cq_bind_progress). */
+void gba_cq_unbind_progress(struct gba_cq *cq, void *ctx)
 {
-	size_t i;
-
-	if (!cq || !ep)
+	if (!cq || !ctx)
 		return;
 	gba_lock_acquire(&cq->ep_lock);
-	for (i = 0; i < cq->neps; i++) {
-		if (cq->eps[i] == ep) {
-			memmove(&cq->eps[i], &cq->eps[i + 1],
-				(cq->neps - i - 1) * sizeof(cq->eps[0]));
-			cq->neps--;
-			atomic_fetch_sub(&cq->ref, 1);
-			break;
-		}
-	}
+	if (gba_progress_srcs_del(&cq->srcs, ctx))
+		atomic_fetch_sub(&cq->ref, 1);
 	gba_lock_release(&cq->ep_lock);
 }
 
@@ -703,7 +677,7 @@ static int gba_cq_close(struct fid *fid)
 	gba_lock_destroy(&cq->ep_lock);
 	free(cq->ring);
 	free(cq->errs);
-	free(cq->eps);
+	utarray_done(&cq->srcs);
 	atomic_fetch_sub(&cq->domain->ncq, 1);
 	atomic_fetch_sub(&cq->domain->ref, 1);
 	free(cq);
@@ -913,12 +887,13 @@ int gba_cq_open(struct fid_domain *domain_fid, struct fi_cq_attr *attr,
 	if (ret)
 		goto err3;
 	if (set) {
-		ret = gba_wait_set_add(set, &cq->cq_fid.fid);
+		ret = gba_wait_set_add(set, &cq->cq_fid.fid, gba_cq_fid_ready);
 		if (ret)
 			goto err4;
 		cq->wait.set = &set->wait;
 		cq->wait_set = set;
 	}
+	utarray_init(&cq->srcs, &gba_progress_src_icd);
 	cq->domain = domain;
 	cq->format = format;
 	cq->entry_size = gba_cq_format_size(format);

@@ -92,6 +92,20 @@ static const struct {
 	(FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ |             \
 	 FI_REMOTE_WRITE)
 
+/*
+ * Progress source of the CQs and counters @ctx (an endpoint) is bound to:
+ * progress it and say whether it has work in flight.
+ */
+static int gba_ep_progress_src(void *ctx, bool *pending)
+{
+	struct gba_ep *ep = ctx;
+	int n = gba_ep_progress(ep);
+
+	if (pending && gba_ep_pending(ep))
+		*pending = true;
+	return n;
+}
+
 /* Bind a CQ for FI_TRANSMIT and/or FI_RECV.  0 or -FI_E*. */
 static int gba_ep_bind_cq(struct gba_ep *ep, struct gba_cq *cq, uint64_t flags)
 {
@@ -110,17 +124,17 @@ static int gba_ep_bind_cq(struct gba_ep *ep, struct gba_cq *cq, uint64_t flags)
 				    "CQ bind: a CQ is already bound for "
 				    "that direction\n");
 	if (flags & FI_TRANSMIT) {
-		ret = gba_cq_add_ep(cq, ep);
+		ret = gba_cq_bind_progress(cq, ep, gba_ep_progress_src);
 		if (ret)
 			return ret;
 		ep->tx_cq = cq;
 		ep->tx_selective = !!(flags & FI_SELECTIVE_COMPLETION);
 	}
 	if (flags & FI_RECV) {
-		ret = gba_cq_add_ep(cq, ep);
+		ret = gba_cq_bind_progress(cq, ep, gba_ep_progress_src);
 		if (ret) {
 			if (ep->tx_cq == cq && (flags & FI_TRANSMIT)) {
-				gba_cq_del_ep(cq, ep);
+				gba_cq_unbind_progress(cq, ep);
 				ep->tx_cq = NULL;
 			}
 			return ret;
@@ -157,12 +171,12 @@ static int gba_ep_bind_cntr(struct gba_ep *ep, struct gba_cntr *cntr,
 	     i++) {
 		if (!(flags & gba_ep_cntr_flags[i].flag))
 			continue;
-		ret = gba_cntr_add_ep(cntr, ep);
+		ret = gba_cntr_bind_progress(cntr, ep, gba_ep_progress_src);
 		if (ret) {
 			while (i-- > 0) {
 				if (!(flags & gba_ep_cntr_flags[i].flag))
 					continue;
-				gba_cntr_del_ep(cntr, ep);
+				gba_cntr_unbind_progress(cntr, ep);
 				ep->cntrs[gba_ep_cntr_flags[i].slot] = NULL;
 			}
 			return ret;
@@ -343,12 +357,12 @@ static int gba_ep_close(struct fid *fid)
 	gba_peer_unregister(ep);
 
 	if (ep->tx_cq)
-		gba_cq_del_ep(ep->tx_cq, ep);
+		gba_cq_unbind_progress(ep->tx_cq, ep);
 	if (ep->rx_cq)
-		gba_cq_del_ep(ep->rx_cq, ep);
+		gba_cq_unbind_progress(ep->rx_cq, ep);
 	for (i = 0; i < GBA_CNTR_MAX; i++)
 		if (ep->cntrs[i])
-			gba_cntr_del_ep(ep->cntrs[i], ep);
+			gba_cntr_unbind_progress(ep->cntrs[i], ep);
 	if (ep->av)
 		atomic_fetch_sub(&ep->av->ref, 1);
 	if (ep->eq)

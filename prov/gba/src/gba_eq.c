@@ -298,7 +298,7 @@ static ssize_t gba_eq_write(struct fid_eq *eq_fid, uint32_t event,
 	return ret ? ret : (ssize_t)len;
 }
 
-/* True if something can be read (event or error). */
+/* gba_eq_ready - true if something can be read (event or error). */
 bool gba_eq_ready(struct gba_eq *eq)
 {
 	bool ready;
@@ -307,6 +307,12 @@ bool gba_eq_ready(struct gba_eq *eq)
 	ready = eq->head != NULL;
 	gba_lock_release(&eq->lock);
 	return ready;
+}
+
+/* Readiness callback of an EQ in a wait set (gba_wait_set_add). */
+static bool gba_eq_fid_ready(struct fid *fid, bool *pending)
+{
+	return gba_eq_ready(container_of(fid, struct gba_eq, eq_fid.fid));
 }
 
 /*
@@ -520,7 +526,7 @@ int gba_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 		return ret;
 	}
 	if (set) {
-		ret = gba_wait_set_add(set, &eq->eq_fid.fid);
+		ret = gba_wait_set_add(set, &eq->eq_fid.fid, gba_eq_fid_ready);
 		if (ret) {
 			gba_lock_destroy(&eq->lock);
 			gba_wait_fini(&eq->wait);

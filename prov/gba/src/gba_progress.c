@@ -77,6 +77,12 @@ int gba_progress_domain(struct gba_domain *domain)
 	return n;
 }
 
+/* domain->progress_all: gba_progress_domain (*@pending left alone). */
+static int gba_progress_domain_src(void *ctx, bool *pending)
+{
+	return gba_progress_domain(ctx);
+}
+
 /* The progress thread: pass after pass until the domain closes. */
 static void *gba_progress_thread(void *arg)
 {
@@ -130,6 +136,8 @@ int gba_progress_init(struct gba_domain *domain)
 	}
 	atomic_init(&p->stop, false);
 	domain->progress = p;
+	domain->progress_all.ctx = domain;
+	domain->progress_all.progress = gba_progress_domain_src;
 	if (domain->data_progress != FI_PROGRESS_AUTO)
 		return 0;
 	ret = pthread_create(&p->thread, NULL, gba_progress_thread, domain);

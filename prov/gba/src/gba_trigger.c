@@ -5,7 +5,8 @@
  * FI_TRIGGER_THRESHOLD does not run: it is recorded (struct gba_trigger,
  * see gba_prov.h) on the threshold counter's list, kept sorted by
  * threshold, and runs when the counter's value reaches the threshold.
- * Counter changes call gba_trigger_fire (gba_cntr.c), so triggers fire
+ * Counter changes call gba_trigger_fire (gba_cntr.c, through the
+ * trigger_ops gba_trigger_queue installs on the counter), so triggers fire
  * from whatever changed the counter: a completion, fi_cntr_add/set, or
  * the provider's progress (CQ and counter reads and waits) completing a
  * barrier.  No helper thread.
@@ -37,6 +38,12 @@
  */
 static __thread struct gba_cntr *gba_fire_head, *gba_fire_tail;
 static __thread bool gba_fire_active;
+
+/* A counter's trigger_ops, installed by gba_trigger_queue. */
+static const struct gba_cntr_trigger_ops gba_trigger_cntr_ops = {
+	.fire = gba_trigger_fire,
+	.drain = gba_trigger_drain,
+};
 
 /*
  * gba_trigger_parse - validate the context of an FI_TRIGGER operation (see
@@ -108,6 +115,8 @@ int gba_trigger_queue(struct gba_cntr *cntr, uint64_t threshold,
 		TAILQ_INSERT_TAIL(&ep->triggers, trig, ep_entry);
 	gba_trigger_insert(cntr, trig);
 	trig->queued = true;
+	if (!cntr->trigger_ops)
+		cntr->trigger_ops = &gba_trigger_cntr_ops;
 	atomic_fetch_add_explicit(&cntr->ntriggers, 1, memory_order_seq_cst);
 	gba_lock_release(&cntr->lock);
 	if (ep)
