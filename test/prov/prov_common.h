@@ -19,7 +19,7 @@
 
 #include <gba/gba_addr.h>
 
-#include "gba_prov.h"
+#include "gba_ep.h"
 
 #define TEST_VERSION FI_VERSION(1, 17)
 

@@ -29,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gba_prov.h"
+#include "gba_ep.h"
 
 /* Bytes of elements one atomic operation may carry (attr->count). */
 /* (operands and compare values travel inline in one engine slot) */

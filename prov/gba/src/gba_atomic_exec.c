@@ -13,7 +13,7 @@
 
 #include <string.h>
 
-#include "gba_prov.h"
+#include "gba_ep.h"
 
 /* gba_atomic_dt_size - bytes of an element of @dt, 0 if unsupported. */
 size_t gba_atomic_dt_size(enum fi_datatype dt)

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gba_prov.h"
+#include "gba_obj.h"
 
 /* Canonical copy of a (validated) address: reserved bits cleared. */
 static void gba_av_canon(struct gba_addr *dst, const void *src)

@@ -24,7 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "gba_prov.h"
+#include "gba_obj.h"
 
 #define GBA_AV_SHM_MAGIC 0x4741424156534852ULL /* "GBAAVSHR" */
 #define GBA_AV_SHM_DEF_CAPACITY 1024

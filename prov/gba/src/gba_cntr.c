@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gba_prov.h"
+#include "gba_obj.h"
 
 /*
  * Counter changed: run triggers, wake fi_cntr_wait / wait sets.  The

@@ -5,7 +5,7 @@
 #ifndef GBA_COLL_H
 #define GBA_COLL_H
 
-#include "gba_prov.h"
+#include "gba_ep.h"
 #include "rdma/fi_gba_ext.h"
 
 /* One queued barrier. */

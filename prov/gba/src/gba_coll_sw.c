@@ -31,7 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gba_prov.h"
+#include "gba_ep.h"
 
 
 struct gba_swc_op {

@@ -8,7 +8,7 @@
  */
 #include "config.h"
 
-#include "gba_prov.h"
+#include "gba_ep.h"
 
 /* Completion flags a transmit CQ entry may carry (fi_cq(3)). */
 #define GBA_CQ_FLAGS                                                           \

@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gba_prov.h"
+#include "gba_obj.h"
 
 struct gba_cq_entry {
 	void *op_context;

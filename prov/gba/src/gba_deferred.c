@@ -35,7 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gba_prov.h"
+#include "gba_ep.h"
 
 /* Flags a deferred transmit (send, RMA, atomic) accepts. */
 #define GBA_WORK_TX_FLAGS                                                      \

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gba_prov.h"
+#include "gba_ep.h"
 
 /*
  * fi_close(3) on a domain: -FI_EBUSY while child objects are open;

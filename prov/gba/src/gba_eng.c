@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gba_prov.h"
+#include "gba_ep.h"
 
 static void gba_eng_recv_cb(void *ctx, struct gba_fab_rx *rx)
 {

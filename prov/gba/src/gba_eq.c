@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gba_prov.h"
+#include "gba_obj.h"
 
 struct gba_eq_event {
 	struct gba_eq_event *next;

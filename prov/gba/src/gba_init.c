@@ -8,7 +8,7 @@
  */
 #include "config.h"
 
-#include "gba_prov.h"
+#include "gba_ep.h"
 
 struct fi_provider gba_prov = {
 	.name = GBA_PROV_NAME,

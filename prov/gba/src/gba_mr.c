@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gba_prov.h"
+#include "gba_obj.h"
 
 #define GBA_MR_ACCESS                                                          \
 	(FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ |             \

@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gba_prov.h"
+#include "gba_ep.h"
 
 /* Flags the send and receive *msg verbs accept. */
 #define GBA_MSG_TX_FLAGS                                                       \

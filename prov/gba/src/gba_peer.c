@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gba_prov.h"
+#include "gba_ep.h"
 
 /* Every live endpoint of the process (gba_ep_target, unique ep ids). */
 static pthread_mutex_t gba_ep_registry_lock = PTHREAD_MUTEX_INITIALIZER;

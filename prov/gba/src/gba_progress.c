@@ -29,7 +29,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "gba_prov.h"
+#include "gba_ep.h"
 
 #define GBA_PROGRESS_SLEEP_MIN_NS 20000L   /* first idle sleep */
 #define GBA_PROGRESS_SLEEP_MAX_NS 1000000L /* longest idle sleep */

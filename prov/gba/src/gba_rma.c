@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gba_prov.h"
+#include "gba_ep.h"
 
 /* Flags fi_writemsg / fi_readmsg accept. */
 #define GBA_RMA_MSG_FLAGS                                                      \

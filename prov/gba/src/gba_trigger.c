@@ -29,7 +29,7 @@
 #include <sched.h>
 #include <stdlib.h>
 
-#include "gba_prov.h"
+#include "gba_ep.h"
 
 /*
  * This thread's list of counters to examine, linked through

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gba_prov.h"
+#include "gba_obj.h"
 
 static const UT_icd gba_wait_set_member_icd = {
 	.sz = sizeof(struct gba_wait_set_member),

@@ -8,7 +8,7 @@
 
 #include <stdlib.h>
 
-#include "gba_prov.h"
+#include "gba_ep.h"
 
 /*
  * Free @w and drop its references on its completion and target counters
