@@ -442,21 +442,11 @@ int gba_trigger_parse(struct gba_ep *ep, void *context, struct gba_cntr **cntr,
 int gba_trigger_queue(struct gba_cntr *cntr, uint64_t threshold,
 		      struct gba_trigger *trig);
 /*
- * Run every trigger on @cntr whose threshold is reached (the counter's
- * trigger_ops->fire, called on every change while triggers are queued;
- * gba_trigger_queue installs it).  Reentrant: a trigger whose completion
- * bumps another counter queues that counter's due triggers on the same
- * thread's work list instead of recursing.
- */
-void gba_trigger_fire(struct gba_cntr *cntr);
-/*
  * Defer the firing of triggers made due on this thread until the
  * matching gba_trigger_defer_end (returns the token it needs).
  */
 bool gba_trigger_defer_begin(void);
 void gba_trigger_defer_end(bool token);
-/* Discard every trigger queued on @cntr (counter close: its drain op). */
-void gba_trigger_drain(struct gba_cntr *cntr);
 /* Discard every trigger @ep queued (endpoint close). */
 void gba_trigger_drain_ep(struct gba_ep *ep);
 /*

@@ -37,8 +37,7 @@
 
 struct gba_progress {
 	pthread_mutex_t lock; /* eps; held during a pass */
-	struct gba_ep **eps;
-	size_t neps, size;
+	UT_array eps;	      /* struct gba_ep * */
 	bool threaded;
 	atomic_bool stop;
 	pthread_t thread;
@@ -50,14 +49,14 @@ struct gba_progress {
  */
 static int gba_progress_pass(struct gba_progress *p, bool *busy)
 {
-	size_t i;
+	struct gba_ep **ep = NULL;
 	int n = 0;
 
-	for (i = 0; i < p->neps; i++) {
-		n += gba_ep_progress(p->eps[i]);
-		if (atomic_load_explicit(&p->eps[i]->pending,
+	while ((ep = utarray_next(&p->eps, ep))) {
+		n += gba_ep_progress(*ep);
+		if (atomic_load_explicit(&(*ep)->pending,
 					 memory_order_relaxed) ||
-		    (p->eps[i]->fab && gba_fab_busy(p->eps[i]->fab)))
+		    ((*ep)->fab && gba_fab_busy((*ep)->fab)))
 			*busy = true;
 	}
 	return n;
@@ -134,6 +133,7 @@ int gba_progress_init(struct gba_domain *domain)
 		free(p);
 		return -FI_ENOMEM;
 	}
+	utarray_init(&p->eps, &ut_ptr_icd);
 	atomic_init(&p->stop, false);
 	domain->progress = p;
 	domain->progress_all.ctx = domain;
@@ -146,6 +146,7 @@ int gba_progress_init(struct gba_domain *domain)
 			"FI_PROGRESS_AUTO: no progress thread: %s\n",
 			strerror(ret));
 		pthread_mutex_destroy(&p->lock);
+		utarray_done(&p->eps);
 		free(p);
 		domain->progress = NULL;
 		return -FI_EAGAIN;
@@ -166,7 +167,7 @@ void gba_progress_fini(struct gba_domain *domain)
 		pthread_join(p->thread, NULL);
 	}
 	pthread_mutex_destroy(&p->lock);
-	free(p->eps);
+	utarray_done(&p->eps);
 	free(p);
 	domain->progress = NULL;
 }
@@ -177,23 +178,10 @@ void gba_progress_fini(struct gba_domain *domain)
 int gba_progress_add_ep(struct gba_domain *domain, struct gba_ep *ep)
 {
 	struct gba_progress *p = domain->progress;
-	struct gba_ep **eps;
-	int ret = 0;
+	int ret;
 
 	pthread_mutex_lock(&p->lock);
-	if (p->neps == p->size) {
-		size_t n = p->size ? p->size * 2 : 8;
-
-		eps = realloc(p->eps, n * sizeof(*eps));
-		if (!eps) {
-			ret = -FI_ENOMEM;
-			goto out;
-		}
-		p->eps = eps;
-		p->size = n;
-	}
-	p->eps[p->neps++] = ep;
-out:
+	ret = gba_utarray_insert(&p->eps, &ep, utarray_len(&p->eps));
 	pthread_mutex_unlock(&p->lock);
 	return ret;
 }
@@ -206,12 +194,12 @@ out:
 void gba_progress_del_ep(struct gba_domain *domain, struct gba_ep *ep)
 {
 	struct gba_progress *p = domain->progress;
-	size_t i;
+	struct gba_ep **e = NULL;
 
 	pthread_mutex_lock(&p->lock);
-	for (i = 0; i < p->neps; i++) {
-		if (p->eps[i] == ep) {
-			p->eps[i] = p->eps[--p->neps];
+	while ((e = utarray_next(&p->eps, e))) {
+		if (*e == ep) {
+			utarray_erase(&p->eps, utarray_eltidx(&p->eps, e), 1);
 			break;
 		}
 	}

@@ -39,7 +39,17 @@
 static __thread struct gba_cntr *gba_fire_head, *gba_fire_tail;
 static __thread bool gba_fire_active;
 
-/* A counter's trigger_ops, installed by gba_trigger_queue. */
+static void gba_trigger_fire(struct gba_cntr *cntr);
+static void gba_trigger_drain(struct gba_cntr *cntr);
+
+/*
+ * A counter's trigger_ops, installed by gba_trigger_queue: fire runs
+ * every trigger whose threshold is reached (on every change while
+ * triggers are queued; reentrant: a trigger whose completion bumps
+ * another counter queues that counter's due triggers on the same
+ * thread's work list instead of recursing), drain discards them all
+ * (counter close).
+ */
 static const struct gba_cntr_trigger_ops gba_trigger_cntr_ops = {
 	.fire = gba_trigger_fire,
 	.drain = gba_trigger_drain,
@@ -248,12 +258,12 @@ static void gba_trigger_run_list(void)
 }
 
 /*
- * gba_trigger_fire - run the due triggers of @cntr (gba_prov.h).  @cntr is
+ * gba_trigger_fire - run the due triggers of @cntr (its trigger_ops->fire).  @cntr is
  * appended to this thread's list unless it is listed already (by this or
  * another thread, which will examine it again after this change); the
  * outermost call on the thread runs the list until it is empty.
  */
-void gba_trigger_fire(struct gba_cntr *cntr)
+static void gba_trigger_fire(struct gba_cntr *cntr)
 {
 	atomic_store(&cntr->fire_again, true);
 	if (!gba_trigger_list(cntr) || gba_fire_active)
@@ -289,7 +299,7 @@ void gba_trigger_defer_end(bool outer)
  * gba_trigger_drain - discard every trigger queued on @cntr (counter
  * close).  Each is unlinked from its endpoint too.
  */
-void gba_trigger_drain(struct gba_cntr *cntr)
+static void gba_trigger_drain(struct gba_cntr *cntr)
 {
 	struct gba_trigger *trig;
 
