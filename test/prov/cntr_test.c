@@ -199,18 +199,19 @@ Test(cntr, getwait_fd)
 Test(cntr, close_busy_while_bound)
 {
 	struct fid_cntr *c = open_cntr(FI_WAIT_NONE);
-	struct gba_cntr *g = container_of(c, struct gba_cntr, cntr_fid);
-	struct gba_ep *ep = calloc(1, sizeof(*ep));
+	struct fid_ep *ep[2];
+	int i;
 
-	/* One endpoint bound for two events: two bindings. */
-	cr_assert_eq(gba_cntr_add_ep(g, ep), 0);
-	cr_assert_eq(gba_cntr_add_ep(g, ep), 0);
+	for (i = 0; i < 2; i++)
+		cr_assert_eq(fi_endpoint(t_domain, t_info, &ep[i], NULL), 0);
+	/* ep[0] bound for two events (two bindings), ep[1] for one */
+	cr_assert_eq(fi_ep_bind(ep[0], &c->fid, FI_SEND | FI_RECV), 0);
+	cr_assert_eq(fi_ep_bind(ep[1], &c->fid, FI_READ), 0);
 	cr_expect_eq(fi_close(&c->fid), -FI_EBUSY);
-	gba_cntr_del_ep(g, ep);
+	cr_expect_eq(fi_close(&ep[0]->fid), 0);
 	cr_expect_eq(fi_close(&c->fid), -FI_EBUSY, "one binding left");
-	gba_cntr_del_ep(g, ep);
+	cr_expect_eq(fi_close(&ep[1]->fid), 0);
 	cr_expect_eq(fi_close(&c->fid), 0);
-	free(ep);
 }
 
 Test(cntr, wait_set_member)

@@ -455,16 +455,37 @@ Test(cq, trywait_rejects_wait_none)
 Test(cq, close_busy_while_bound)
 {
 	struct fid_cq *cq = open_cq(4, FI_CQ_FORMAT_CONTEXT, FI_WAIT_NONE);
-	struct gba_cq *g = container_of(cq, struct gba_cq, cq_fid);
-	/* Stand-in endpoint: only its pending counter is read. */
-	struct gba_ep *ep = calloc(1, sizeof(*ep));
+	struct fid_ep *ep;
 
-	cr_assert_eq(gba_cq_add_ep(g, ep), 0);
+	cr_assert_eq(fi_endpoint(t_domain, t_info, &ep, NULL), 0);
+	cr_assert_eq(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV), 0);
 	cr_expect_eq(fi_close(&cq->fid), -FI_EBUSY);
 	cr_expect_eq(fi_close(&t_domain->fid), -FI_EBUSY, "CQ still open");
-	gba_cq_del_ep(g, ep);
+	cr_expect_eq(fi_close(&ep->fid), 0);
 	cr_expect_eq(fi_close(&cq->fid), 0);
-	free(ep);
+}
+
+/* gba_cq_add_ep/gba_cq_del_ep (the endpoint's bind and close) directly. */
+Test(cq, add_del_ep_counts_bindings)
+{
+	struct fid_cq *cq = open_cq(4, FI_CQ_FORMAT_CONTEXT, FI_WAIT_NONE);
+	struct gba_cq *g = container_of(cq, struct gba_cq, cq_fid);
+	struct fid_ep *ep;
+	struct gba_ep *e;
+
+	cr_assert_eq(fi_endpoint(t_domain, t_info, &ep, NULL), 0);
+	e = container_of(ep, struct gba_ep, ep_fid);
+	cr_expect_eq(gba_cq_add_ep(g, NULL), -FI_EINVAL);
+	cr_assert_eq(gba_cq_add_ep(g, e), 0);
+	cr_assert_eq(gba_cq_add_ep(g, e), 0);
+	cr_expect_eq(g->neps, 2);
+	cr_expect_eq(fi_close(&cq->fid), -FI_EBUSY);
+	gba_cq_del_ep(g, e);
+	cr_expect_eq(fi_close(&cq->fid), -FI_EBUSY, "one binding left");
+	gba_cq_del_ep(g, e);
+	cr_expect_eq(g->neps, 0);
+	cr_expect_eq(fi_close(&ep->fid), 0);
+	cr_expect_eq(fi_close(&cq->fid), 0);
 }
 
 /* ---- Wait sets ---------------------------------------------------------- */
