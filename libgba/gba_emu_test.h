@@ -1,7 +1,8 @@
 /*
  * GBA core library: test-only hooks.  NOT part of the public API and not
- * installed; the functions are exported from libgba only so that the
- * core test suite (test/core) can reach them.
+ * installed.  Defined in test/core/gba_core_hooks.c and built only into
+ * the core test programs (test/core), which link libgba's sources
+ * statically; libgba.so does not have them.
  *
  * Starting a group near 2^32 (wrap tests):
  *

@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <criterion/criterion.h>
 #include <rdma/fi_atomic.h>

@@ -338,17 +338,17 @@ Test(av, reverse_lookup_internal_contract)
 
 	fill(a, 3, 40);
 	cr_assert_eq(fi_av_insert(av_fid, a, 3, fa, 0, NULL), 3);
-	cr_expect_eq(t_int->av_find(av, &a[1]), fa[1]);
-	cr_expect_not_null(t_int->av_addr(av, fa[2]));
-	cr_expect_null(t_int->av_addr(av, 3));
-	cr_expect_null(t_int->av_addr(av, FI_ADDR_NOTAVAIL));
+	cr_expect_eq(gba_av_find(av, &a[1]), fa[1]);
+	cr_expect_not_null(gba_av_addr(av, fa[2]));
+	cr_expect_null(gba_av_addr(av, 3));
+	cr_expect_null(gba_av_addr(av, FI_ADDR_NOTAVAIL));
 	/* duplicate: the first copy is found, then the second once removed */
 	cr_assert_eq(fi_av_insert(av_fid, &a[1], 1, &fa[0], 0, NULL), 1);
-	cr_expect_eq(t_int->av_find(av, &a[1]), fa[1]);
+	cr_expect_eq(gba_av_find(av, &a[1]), fa[1]);
 	cr_assert_eq(fi_av_remove(av_fid, &fa[1], 1, 0), 0);
-	cr_expect_eq(t_int->av_find(av, &a[1]), fa[0]);
+	cr_expect_eq(gba_av_find(av, &a[1]), fa[0]);
 	cr_assert_eq(fi_av_remove(av_fid, &fa[0], 1, 0), 0);
-	cr_expect_eq(t_int->av_find(av, &a[1]), FI_ADDR_NOTAVAIL);
+	cr_expect_eq(gba_av_find(av, &a[1]), FI_ADDR_NOTAVAIL);
 	cr_expect_eq(fi_close(&av_fid->fid), 0);
 }
 
@@ -404,7 +404,7 @@ Test(av_set, range_and_universe)
 	s = set_range(0, 9, 2, 0);
 	expect_members(s, (fi_addr_t[]){0, 2, 4, 6, 8}, 5);
 	cr_expect_eq(fi_av_set_addr(s, &coll), 0);
-	cr_expect_eq(t_int->av_set_from_addr(coll),
+	cr_expect_eq(gba_av_set_from_addr(coll),
 		     container_of(s, struct gba_av_set, av_set_fid));
 	cr_expect_eq(fi_close(&s->fid), 0);
 

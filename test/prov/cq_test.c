@@ -471,13 +471,13 @@ static int t_src_progress(void *ctx, bool *pending)
 Test(cq, close_busy_while_bound)
 {
 	struct fid_cq *cq = open_cq(4, FI_CQ_FORMAT_CONTEXT, FI_WAIT_NONE);
-	struct gba_cq *g = container_of(cq, struct gba_cq, cq_fid);
-	struct t_src src = {0};
+	struct fid_ep *ep;
 
-	cr_assert_eq(t_int->cq_bind_progress(g, &src, t_src_progress), 0);
+	cr_assert_eq(fi_endpoint(t_domain, t_info, &ep, NULL), 0);
+	cr_assert_eq(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV), 0);
 	cr_expect_eq(fi_close(&cq->fid), -FI_EBUSY);
 	cr_expect_eq(fi_close(&t_domain->fid), -FI_EBUSY, "CQ still open");
-	t_int->cq_unbind_progress(g, &src);
+	cr_expect_eq(fi_close(&ep->fid), 0);
 	cr_expect_eq(fi_close(&cq->fid), 0);
 }
 
@@ -489,23 +489,23 @@ Test(cq, bound_progress_once_per_read)
 	struct fid *fids[1] = {&cq->fid};
 	struct fi_cq_entry e;
 
-	cr_expect_eq(t_int->cq_bind_progress(g, NULL, t_src_progress),
+	cr_expect_eq(gba_cq_bind_progress(g, NULL, t_src_progress),
 		     -FI_EINVAL);
-	cr_expect_eq(t_int->cq_bind_progress(g, &a, NULL), -FI_EINVAL);
+	cr_expect_eq(gba_cq_bind_progress(g, &a, NULL), -FI_EINVAL);
 	/* a for both directions, b between: a is still progressed once */
-	cr_assert_eq(t_int->cq_bind_progress(g, &a, t_src_progress), 0);
-	cr_assert_eq(t_int->cq_bind_progress(g, &b, t_src_progress), 0);
-	cr_assert_eq(t_int->cq_bind_progress(g, &a, t_src_progress), 0);
+	cr_assert_eq(gba_cq_bind_progress(g, &a, t_src_progress), 0);
+	cr_assert_eq(gba_cq_bind_progress(g, &b, t_src_progress), 0);
+	cr_assert_eq(gba_cq_bind_progress(g, &a, t_src_progress), 0);
 	cr_expect_eq(fi_cq_read(cq, &e, 1), -FI_EAGAIN);
 	cr_expect_eq(a.calls, 1);
 	cr_expect_eq(b.calls, 1);
 	cr_expect_eq(fi_trywait(t_fabric, fids, 1), -FI_EAGAIN,
 		     "a busy source makes trywait fail");
-	t_int->cq_unbind_progress(g, &b);
+	gba_cq_unbind_progress(g, &b);
 	cr_expect_eq(fi_trywait(t_fabric, fids, 1), 0);
-	t_int->cq_unbind_progress(g, &a);
+	gba_cq_unbind_progress(g, &a);
 	cr_expect_eq(fi_close(&cq->fid), -FI_EBUSY, "one binding left");
-	t_int->cq_unbind_progress(g, &a);
+	gba_cq_unbind_progress(g, &a);
 	cr_expect_eq(a.calls, 3);
 	cr_expect_eq(b.calls, 2);
 	cr_expect_eq(fi_close(&cq->fid), 0);

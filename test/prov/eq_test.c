@@ -140,7 +140,7 @@ Test(eq, sread_timeout_and_none)
 			     -FI_EAGAIN);
 		dt = prov_now_ms() - t0;
 		cr_expect(dt >= 95 && dt < 1000, "%s: %llu ms",
-			  t_int->wait_obj_str(w[i]), (unsigned long long)dt);
+			  gba_wait_obj_str(w[i]), (unsigned long long)dt);
 		cr_expect_eq(fi_close(&eq->fid), 0);
 	}
 	eq = open_eq(4, FI_WRITE, FI_WAIT_NONE);
@@ -260,10 +260,9 @@ Test(eq, provider_events)
 
 	/* the provider writes even without FI_WRITE */
 	cr_assert_eq(
-		t_int->eq_write_event(g, FI_JOIN_COMPLETE, &in, sizeof(in), 0),
-		0);
-	cr_assert_eq(t_int->eq_write_error(g, NULL, NULL, 0, FI_EIO, 0), 0);
-	cr_expect_eq(t_int->eq_write_event(g, FI_NOTIFY, &in, sizeof(in), 0),
+		gba_eq_write_event(g, FI_JOIN_COMPLETE, &in, sizeof(in), 0), 0);
+	cr_assert_eq(gba_eq_write_error(g, NULL, NULL, 0, FI_EIO, 0), 0);
+	cr_expect_eq(gba_eq_write_event(g, FI_NOTIFY, &in, sizeof(in), 0),
 		     -FI_EAGAIN, "errors count toward the size");
 	cr_expect_eq(fi_eq_read(eq, &event, &out, sizeof(out), 0), sizeof(out));
 	cr_expect_eq(event, FI_JOIN_COMPLETE);

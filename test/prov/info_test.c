@@ -530,10 +530,35 @@ Test(info, domain_ops_not_supported)
 	cr_expect_eq(fi_poll_open(domain, &pattr, &poll), -FI_ENOSYS);
 	cr_expect_eq(fi_open_ops(&domain->fid, "nothing", 0, &ops, NULL),
 		     -FI_ENOSYS);
+	cr_expect_eq(
+		fi_open_ops(&domain->fid, "gba_internal_v1", 0, &ops, NULL),
+		-FI_ENOSYS, "the former test-only ops are gone");
 	cr_expect_eq(fi_domain_bind(domain, &fabric->fid, 0), -FI_EINVAL);
 	cr_expect_eq(fi_close(&domain->fid), 0);
 	cr_expect_eq(fi_close(&fabric->fid), 0);
 	fi_freeinfo(info);
+}
+
+/*
+ * libfabric runs the provider linked into this program (prov_shim.c), and
+ * only it: an endpoint opened through libfabric uses this copy's tables.
+ */
+Test(info, one_provider_copy, .init = prov_setup, .fini = prov_teardown)
+{
+	struct fi_info *hints = prov_hints(), *info, *i;
+	struct fid_ep *ep;
+	int n = 0;
+
+	cr_assert_eq(fi_getinfo(TEST_VERSION, NULL, NULL, 0, hints, &info), 0);
+	for (i = info; i; i = i->next)
+		n += !strcmp(i->fabric_attr->prov_name, "gba");
+	cr_expect_eq(n, 1, "one gba provider, one fi_info");
+	fi_freeinfo(info);
+	fi_freeinfo(hints);
+	cr_expect_eq(prov_ini_calls, 1, "loaded once, from libgbatest-fi.so");
+	cr_assert_eq(fi_endpoint(t_domain, t_info, &ep, NULL), 0);
+	cr_expect_eq(ep->msg, &gba_ep_msg_ops, "another copy of the provider");
+	cr_expect_eq(fi_close(&ep->fid), 0);
 }
 
 /* ---- FI_GBA_* parameters (each test runs in a fresh process) ----------- */
@@ -549,12 +574,12 @@ Test(params, defaults)
 	unsetenv("FI_GBA_DEVICE");
 	unsetenv("FI_GBA_PROGRESS");
 	prov_setup();
-	cr_expect_eq(t_int->params->cq_size, (size_t)GBA_CQ_DEF_SIZE);
-	cr_expect_eq(t_int->params->eq_size, (size_t)GBA_EQ_DEF_SIZE);
-	cr_expect_eq(t_int->params->offload, 1);
-	cr_expect_eq(t_int->params->barrier_timeout_ms, -1);
-	cr_expect_null(t_int->params->device);
-	cr_expect_eq(t_int->params->progress, FI_PROGRESS_MANUAL);
+	cr_expect_eq(gba_params.cq_size, (size_t)GBA_CQ_DEF_SIZE);
+	cr_expect_eq(gba_params.eq_size, (size_t)GBA_EQ_DEF_SIZE);
+	cr_expect_eq(gba_params.offload, 1);
+	cr_expect_eq(gba_params.barrier_timeout_ms, -1);
+	cr_expect_null(gba_params.device);
+	cr_expect_eq(gba_params.progress, FI_PROGRESS_MANUAL);
 	cr_expect_eq(t_info->domain_attr->data_progress, FI_PROGRESS_MANUAL);
 }
 
@@ -563,7 +588,7 @@ Test(params, progress_auto)
 {
 	setenv("FI_GBA_PROGRESS", "AUTO", 1);
 	prov_setup();
-	cr_expect_eq(t_int->params->progress, FI_PROGRESS_AUTO);
+	cr_expect_eq(gba_params.progress, FI_PROGRESS_AUTO);
 	cr_expect_eq(t_info->domain_attr->data_progress, FI_PROGRESS_AUTO);
 	cr_expect_eq(container_of(t_domain, struct gba_domain, domain_fid)
 			     ->data_progress,
@@ -574,7 +599,7 @@ Test(params, progress_invalid_is_manual)
 {
 	setenv("FI_GBA_PROGRESS", "sometimes", 1);
 	prov_setup();
-	cr_expect_eq(t_int->params->progress, FI_PROGRESS_MANUAL);
+	cr_expect_eq(gba_params.progress, FI_PROGRESS_MANUAL);
 }
 
 Test(params, read_from_environment)
@@ -590,11 +615,11 @@ Test(params, read_from_environment)
 	setenv("FI_GBA_BARRIER_TIMEOUT", "2500", 1);
 	setenv("FI_GBA_DEVICE", "emu:/gba-test-params", 1);
 	prov_setup();
-	cr_expect_eq(t_int->params->cq_size, 37);
-	cr_expect_eq(t_int->params->eq_size, 5);
-	cr_expect_eq(t_int->params->offload, 0);
-	cr_expect_eq(t_int->params->barrier_timeout_ms, 2500);
-	cr_expect_str_eq(t_int->params->device, "emu:/gba-test-params");
+	cr_expect_eq(gba_params.cq_size, 37);
+	cr_expect_eq(gba_params.eq_size, 5);
+	cr_expect_eq(gba_params.offload, 0);
+	cr_expect_eq(gba_params.barrier_timeout_ms, 2500);
+	cr_expect_str_eq(gba_params.device, "emu:/gba-test-params");
 	cr_assert_eq(fi_cq_open(t_domain, &cq_attr, &cq, NULL), 0);
 	cr_expect_eq(container_of(cq, struct gba_cq, cq_fid)->size, 37);
 	cr_expect_eq(fi_close(&cq->fid), 0);
@@ -610,10 +635,10 @@ Test(params, out_of_range_values_fall_back)
 	setenv("FI_GBA_BARRIER_TIMEOUT", "-7", 1);
 	setenv("FI_GBA_OFFLOAD", "maybe", 1);
 	prov_setup();
-	cr_expect_eq(t_int->params->cq_size, (size_t)GBA_CQ_DEF_SIZE);
-	cr_expect_eq(t_int->params->eq_size, (size_t)GBA_EQ_DEF_SIZE);
-	cr_expect_eq(t_int->params->barrier_timeout_ms, -1);
-	cr_expect_eq(t_int->params->offload, 1);
+	cr_expect_eq(gba_params.cq_size, (size_t)GBA_CQ_DEF_SIZE);
+	cr_expect_eq(gba_params.eq_size, (size_t)GBA_EQ_DEF_SIZE);
+	cr_expect_eq(gba_params.barrier_timeout_ms, -1);
+	cr_expect_eq(gba_params.offload, 1);
 }
 
 Test(params, device_open_errors_are_reported)
@@ -624,7 +649,7 @@ Test(params, device_open_errors_are_reported)
 	setenv("FI_GBA_DEVICE", "/nonexistent/gba-device", 1);
 	prov_setup();
 	d = container_of(t_domain, struct gba_domain, domain_fid);
-	cr_expect_lt(t_int->domain_dev(d, &dev), 0,
+	cr_expect_lt(gba_domain_dev(d, &dev), 0,
 		     "a missing device node is an error, not a crash");
 	cr_expect_null(d->dev);
 }
@@ -641,12 +666,12 @@ Test(params, device_opens_lazily)
 	prov_setup();
 	d = container_of(t_domain, struct gba_domain, domain_fid);
 	cr_expect_null(d->dev, "no device before the first use");
-	ret = t_int->domain_dev(d, &dev);
+	ret = gba_domain_dev(d, &dev);
 	cr_assert_eq(ret, 0, "gba_domain_dev(%s): %s", name, fi_strerror(-ret));
 	cr_expect_not_null(dev);
-	cr_expect_eq(t_int->domain_dev(d, &again), 0);
+	cr_expect_eq(gba_domain_dev(d, &again), 0);
 	cr_expect_eq(again, dev, "opened once per domain");
-	cr_expect_eq(t_int->domain_dev(NULL, &dev), -FI_EINVAL);
+	cr_expect_eq(gba_domain_dev(NULL, &dev), -FI_EINVAL);
 	prov_teardown(); /* closes the device */
 	shm_unlink(name + strlen("emu:"));
 }

@@ -1,8 +1,12 @@
 /*
  * Helpers shared by the provider unit tests (test/prov).  The tests drive
  * the gba provider through the installed (stock) libfabric: fi_getinfo
- * with hints->fabric_attr->prov_name = "gba", with FI_PROVIDER_PATH
- * pointing at the build tree's prov/gba/.libs (TESTS_ENVIRONMENT).
+ * with hints->fabric_attr->prov_name = "gba".  Each test program links
+ * the provider's sources (prov/gba/libgba_prov.la) and points
+ * FI_PROVIDER_PATH at the test-only module libgbatest-fi.so
+ * (prov_shim.c), which hands libfabric that copy: objects opened through
+ * libfabric and the provider's internal functions called directly by the
+ * test (gba_prov.h) are the same code and share the same globals.
  */
 #ifndef GBA_TEST_PROV_COMMON_H
 #define GBA_TEST_PROV_COMMON_H
@@ -28,8 +32,8 @@ extern struct fi_info *t_hints;
 extern struct fi_info *t_info;
 extern struct fid_fabric *t_fabric;
 extern struct fid_domain *t_domain;
-/* The provider's internal entry points (fi_open_ops on the domain). */
-extern struct gba_internal_ops *t_int;
+/* Times libfabric loaded this program's provider (prov_shim.c). */
+extern int prov_ini_calls;
 
 /* Hints selecting the gba provider (caller frees with fi_freeinfo). */
 struct fi_info *prov_hints(void);

@@ -72,8 +72,9 @@ EOF
 command -v nm >/dev/null || { echo "SKIP: no nm"; exit 77; }
 fail=0
 
-# module NAME-OF-OBJECT: libtool names objects <lib>_la-<module>.o
-set -- "$objdir"/*gba_*.o
+# the objects of the convenience library the module and the tests link:
+# libtool names them <lib>_la-<module>.o
+set -- "$objdir"/libgba_prov_la-gba_*.o
 [ -f "$1" ] || { echo "FAIL: no provider objects in $objdir"; exit 1; }
 for o in "$@"; do
 	m=$(basename "$o" .o)

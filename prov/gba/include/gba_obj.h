@@ -309,41 +309,6 @@ struct gba_eq_ext_ops {
 			   uint64_t data, int err, int prov_errno);
 };
 
-/*
- * The provider's internal contract as a function table, returned by
- * fi_open_ops(&domain->fid, GBA_INTERNAL_OPS_NAME, ...).  The provider's
- * symbols are hidden in libgba-fi.so; this lets the unit tests exercise
- * the entry points gba_ep.c and friends rely on, in the copy of the code
- * libfabric loaded.  Not an application interface.
- */
-#define GBA_INTERNAL_OPS_NAME "gba_internal_v1"
-
-struct gba_internal_ops {
-	size_t size;
-	const struct gba_addr *(*av_addr)(struct gba_av *av, fi_addr_t a);
-	fi_addr_t (*av_find)(struct gba_av *av, const struct gba_addr *addr);
-	struct gba_av_set *(*av_set_from_addr)(fi_addr_t coll_addr);
-	int (*cq_bind_progress)(struct gba_cq *cq, void *ctx,
-				int (*progress)(void *ctx, bool *pending));
-	void (*cq_unbind_progress)(struct gba_cq *cq, void *ctx);
-	void (*cntr_inc)(struct gba_cntr *cntr);
-	void (*cntr_inc_err)(struct gba_cntr *cntr);
-	int (*cntr_bind_progress)(struct gba_cntr *cntr, void *ctx,
-				  int (*progress)(void *ctx, bool *pending));
-	void (*cntr_unbind_progress)(struct gba_cntr *cntr, void *ctx);
-	int (*eq_write_event)(struct gba_eq *eq, uint32_t event,
-			      const void *buf, size_t len, uint64_t flags);
-	int (*eq_write_error)(struct gba_eq *eq, fid_t fid, void *context,
-			      uint64_t data, int err, int prov_errno);
-	int (*mr_lookup)(struct gba_domain *domain, uint64_t key, uint64_t addr,
-			 size_t len, uint64_t access, void **ptr);
-	int (*domain_dev)(struct gba_domain *domain, struct gba_dev **devp);
-	int (*resolve)(const char *node, const char *service,
-		       struct gba_addr *addr);
-	const char *(*wait_obj_str)(enum fi_wait_obj type);
-	const struct gba_params *params; /* as read by fi_prov_ini */
-};
-
 /* ---- Counter (gba_cntr.c) ---------------------------------------------- */
 
 struct gba_trigger;

@@ -127,30 +127,9 @@ static int gba_endpoint2(struct fid_domain *domain, struct fi_info *info,
 	return gba_ep_open(domain, info, ep, context);
 }
 
-static struct gba_internal_ops gba_internal_ops = {
-	.size = sizeof(struct gba_internal_ops),
-	.av_addr = gba_av_addr,
-	.av_find = gba_av_find,
-	.av_set_from_addr = gba_av_set_from_addr,
-	.cq_bind_progress = gba_cq_bind_progress,
-	.cq_unbind_progress = gba_cq_unbind_progress,
-	.cntr_inc = gba_cntr_inc,
-	.cntr_inc_err = gba_cntr_inc_err,
-	.cntr_bind_progress = gba_cntr_bind_progress,
-	.cntr_unbind_progress = gba_cntr_unbind_progress,
-	.eq_write_event = gba_eq_write_event,
-	.eq_write_error = gba_eq_write_error,
-	.mr_lookup = gba_mr_lookup,
-	.domain_dev = gba_domain_dev,
-	.resolve = gba_resolve,
-	.wait_obj_str = gba_wait_obj_str,
-	.params = &gba_params,
-};
-
 /*
- * gba_domain_ops_open - fi_open_ops(3) on a domain: GBA_INTERNAL_OPS_NAME
- * returns struct gba_internal_ops (for the provider's tests).  @flags
- * must be 0.  Returns 0, -FI_EINVAL, -FI_ENOSYS (unknown name).
+ * gba_domain_ops_open - fi_open_ops(3) on a domain: no extension ops.
+ * Returns -FI_EINVAL (bad arguments) or -FI_ENOSYS.
  */
 static int gba_domain_ops_open(struct fid *fid, const char *name,
 			       uint64_t flags, void **ops, void *context)
@@ -158,10 +137,7 @@ static int gba_domain_ops_open(struct fid *fid, const char *name,
 	if (!name || !ops || flags)
 		return GBA_WARN_RET(FI_LOG_DOMAIN, -FI_EINVAL,
 				    "fi_open_ops: bad arguments\n");
-	if (strcmp(name, GBA_INTERNAL_OPS_NAME))
-		return gba_no_ops_open(fid, name, flags, ops, context);
-	*ops = &gba_internal_ops;
-	return 0;
+	return gba_no_ops_open(fid, name, flags, ops, context);
 }
 
 static struct fi_ops gba_domain_fi_ops = {

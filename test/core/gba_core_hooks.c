@@ -1,5 +1,7 @@
 /*
- * GBA core library: test-only hooks (gba_emu_test.h).
+ * Test-only hooks into the GBA core library (libgba/gba_emu_test.h).
+ * Built only into the core test programs, which link the library's
+ * sources statically (libgba/libgba_core.la); libgba.so has none of them.
  */
 #include "config.h"
 
