@@ -54,10 +54,6 @@
 #define UCT_GBA_WINDOW_KEY_ID(_index) (UCS_BIT(63) | (uint64_t)(_index))
 
 
-_Static_assert(UCT_GBA_GROUP_MAX_MEMBERS == GBA_MAX_MEMBERS, "limits");
-_Static_assert(UCT_GBA_MAX_GROUPS == GBA_MAX_GROUPS, "limits");
-
-
 /**
  * A member of a GBA barrier group
  */
