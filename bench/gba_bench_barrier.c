@@ -80,13 +80,8 @@ static void bench_open(struct gba_bench *b, const char *prov, int rank,
 		.cq_attr = {.format = FI_CQ_FORMAT_CONTEXT,
 			    .wait_obj = FI_WAIT_NONE},
 	};
-	struct fi_av_set_attr set_attr = {0};
-	struct fi_eq_entry entry;
 	char *addrs, name[256];
 	size_t len = sizeof(name);
-	fi_addr_t world;
-	uint32_t event;
-	ssize_t n;
 
 	ft_set_prog("gba_bench_barrier");
 	CHECK(ft_open_attr(&b->r, &attr));
@@ -101,23 +96,7 @@ static void bench_open(struct gba_bench *b, const char *prov, int rank,
 	}
 	free(addrs);
 
-	set_attr.count = size;
-	set_attr.start_addr = 0;
-	set_attr.end_addr = size - 1;
-	set_attr.stride = 1;
-	CHECK(fi_av_set(b->r.av, &set_attr, &b->set, NULL));
-	CHECK(fi_av_set_addr(b->set, &world));
-	CHECK(fi_join_collective(b->r.ep, world, b->set, 0, &b->mc, NULL));
-	do {
-		struct fi_cq_entry c;
-
-		(void)fi_cq_read(b->r.cq, &c, 0);
-		n = fi_eq_read(b->r.eq, &event, &entry, sizeof(entry), 0);
-	} while (n == -FI_EAGAIN);
-	if (n < 0 || event != FI_JOIN_COMPLETE) {
-		fprintf(stderr, "rank %d: join failed: %zd\n", rank, n);
-		MPI_Abort(MPI_COMM_WORLD, 1);
-	}
+	CHECK(ft_join_all(&b->r, size, &b->set, &b->mc));
 	b->coll_addr = fi_mc_addr(b->mc);
 }
 

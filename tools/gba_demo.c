@@ -111,34 +111,14 @@ static void demo_wait_comp(struct ft_res *d, uint64_t *flags)
 static void demo_barriers(struct ft_res *d, struct demo_shared *sh,
 			  int nprocs, int iters)
 {
-	struct fi_av_set_attr set_attr = {0};
 	struct fid_av_set *set;
 	struct fid_mc *mc;
-	struct fi_eq_entry entry;
-	fi_addr_t world, coll;
-	uint32_t event;
+	fi_addr_t coll;
 	uint64_t flags;
 	double t0;
-	ssize_t n;
 	int i;
 
-	set_attr.count = nprocs;
-	set_attr.start_addr = 0;
-	set_attr.end_addr = nprocs - 1;
-	set_attr.stride = 1;
-	CHECK(fi_av_set(d->av, &set_attr, &set, NULL));
-	CHECK(fi_av_set_addr(set, &world));
-	CHECK(fi_join_collective(d->ep, world, set, 0, &mc, NULL));
-	do {
-		struct fi_cq_data_entry c;
-
-		(void)fi_cq_read(d->cq, &c, 0);
-		n = fi_eq_read(d->eq, &event, &entry, sizeof(entry), 0);
-	} while (n == -FI_EAGAIN);
-	if (n < 0 || event != FI_JOIN_COMPLETE) {
-		fprintf(stderr, "[%d] join failed: %zd\n", rank, n);
-		exit(1);
-	}
+	CHECK(ft_join_all(d, nprocs, &set, &mc));
 	coll = fi_mc_addr(mc);
 
 	t0 = now_us();
