@@ -201,11 +201,13 @@ int ft_open_attr(struct ft_res *r, const struct ft_open_attr *attr)
 	if (!hints)
 		return ft_err("fi_allocinfo", -FI_ENOMEM);
 	hints->caps = attr->caps;
+	hints->mode = attr->mode;
 	hints->ep_attr->type = FI_EP_RDM;
 	hints->domain_attr->mr_mode = attr->mr_mode;
 	hints->domain_attr->threading = attr->threading;
 	hints->fabric_attr->prov_name = strdup(attr->prov);
-	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &r->info);
+	ret = fi_getinfo(FI_VERSION(1, 17), attr->node, NULL, attr->flags,
+			 hints, &r->info);
 	fi_freeinfo(hints);
 	if (ret)
 		return ft_err("fi_getinfo", ret);

@@ -80,8 +80,9 @@ struct ft_res {
 };
 
 /*
- * What ft_open_attr opens: an RDM endpoint of provider @prov with @caps;
- * hints' @mr_mode and @threading (FI_THREAD_UNSPEC: the provider's); an
+ * What ft_open_attr opens: an RDM endpoint of provider @prov with @caps
+ * (fi_getinfo with @node and @flags, NULL and 0 usually); hints' @mode,
+ * @mr_mode and @threading (FI_THREAD_UNSPEC: the provider's); an
  * EQ of @eq_size entries (wait object FI_WAIT_UNSPEC; 0: none); a CQ of
  * @cq_attr
  * bound FI_TRANSMIT | FI_RECV; an AV (FI_AV_TABLE); with @cntr also the
@@ -89,7 +90,10 @@ struct ft_res {
  */
 struct ft_open_attr {
 	const char *prov;
+	const char *node;	/* fi_getinfo's node and flags (FI_SOURCE) */
+	uint64_t flags;
 	uint64_t caps;
+	uint64_t mode;		/* hints' mode (FI_CONTEXT, ...) */
 	int mr_mode;
 	enum fi_threading threading;
 	size_t eq_size;
