@@ -34,6 +34,8 @@
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 
+#include "gba_ft_common.h"
+
 #define CHECK(call)                                                          \
 	do {                                                                 \
 		int ret_ = (int)(call);                                      \
@@ -60,14 +62,8 @@ static int cmp_double(const void *a, const void *b)
 }
 
 struct gba_bench {
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
-	struct fid_eq *eq;
-	struct fid_cq *cq;
-	struct fid_av *av;
+	struct ft_res r; /* fabric, domain, EQ, CQ, AV, endpoint */
 	struct fid_av_set *set;
-	struct fid_ep *ep;
 	struct fid_mc *mc;
 	fi_addr_t coll_addr;
 };
@@ -75,78 +71,40 @@ struct gba_bench {
 static void bench_open(struct gba_bench *b, const char *prov, int rank,
 		       int size)
 {
-	struct fi_info *hints = fi_allocinfo();
-	struct fi_eq_attr eq_attr = {.size = 64, .wait_obj = FI_WAIT_UNSPEC};
-	struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_CONTEXT,
-				     .wait_obj = FI_WAIT_NONE};
-	struct fi_av_attr av_attr = {.type = FI_AV_TABLE};
-	struct fi_av_set_attr set_attr = {0};
-	struct fi_eq_entry entry;
+	struct ft_open_attr attr = {
+		.prov = prov,
+		.caps = FI_COLLECTIVE,
+		.threading = getenv("BENCH_THREAD_DOMAIN") ? FI_THREAD_DOMAIN
+							   : FI_THREAD_UNSPEC,
+		.eq_size = 64,
+		.cq_attr = {.format = FI_CQ_FORMAT_CONTEXT,
+			    .wait_obj = FI_WAIT_NONE},
+	};
 	char *addrs, name[256];
 	size_t len = sizeof(name);
-	fi_addr_t world;
-	uint32_t event;
-	ssize_t n;
 
-	hints->caps = FI_COLLECTIVE;
-	if (getenv("BENCH_THREAD_DOMAIN"))
-		hints->domain_attr->threading = FI_THREAD_DOMAIN;
-	hints->ep_attr->type = FI_EP_RDM;
-	hints->fabric_attr->prov_name = strdup(prov);
-	CHECK(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &b->info));
-	fi_freeinfo(hints);
-	CHECK(fi_fabric(b->info->fabric_attr, &b->fabric, NULL));
-	CHECK(fi_domain(b->fabric, b->info, &b->domain, NULL));
-	CHECK(fi_eq_open(b->fabric, &eq_attr, &b->eq, NULL));
-	CHECK(fi_cq_open(b->domain, &cq_attr, &b->cq, NULL));
-	CHECK(fi_av_open(b->domain, &av_attr, &b->av, NULL));
-	CHECK(fi_endpoint(b->domain, b->info, &b->ep, NULL));
-	CHECK(fi_ep_bind(b->ep, &b->eq->fid, 0));
-	CHECK(fi_ep_bind(b->ep, &b->av->fid, 0));
-	CHECK(fi_ep_bind(b->ep, &b->cq->fid, FI_TRANSMIT | FI_RECV));
-	CHECK(fi_enable(b->ep));
-	CHECK(fi_getname(&b->ep->fid, name, &len));
+	ft_set_prog("gba_bench_barrier");
+	CHECK(ft_open_attr(&b->r, &attr));
+	CHECK(fi_getname(&b->r.ep->fid, name, &len));
 
 	addrs = malloc(len * size);
 	MPI_Allgather(name, (int)len, MPI_BYTE, addrs, (int)len, MPI_BYTE,
 		      MPI_COMM_WORLD);
-	if (fi_av_insert(b->av, addrs, size, NULL, 0, NULL) != size) {
+	if (fi_av_insert(b->r.av, addrs, size, NULL, 0, NULL) != size) {
 		fprintf(stderr, "rank %d: fi_av_insert failed\n", rank);
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	}
 	free(addrs);
 
-	set_attr.count = size;
-	set_attr.start_addr = 0;
-	set_attr.end_addr = size - 1;
-	set_attr.stride = 1;
-	CHECK(fi_av_set(b->av, &set_attr, &b->set, NULL));
-	CHECK(fi_av_set_addr(b->set, &world));
-	CHECK(fi_join_collective(b->ep, world, b->set, 0, &b->mc, NULL));
-	do {
-		struct fi_cq_entry c;
-
-		(void)fi_cq_read(b->cq, &c, 0);
-		n = fi_eq_read(b->eq, &event, &entry, sizeof(entry), 0);
-	} while (n == -FI_EAGAIN);
-	if (n < 0 || event != FI_JOIN_COMPLETE) {
-		fprintf(stderr, "rank %d: join failed: %zd\n", rank, n);
-		MPI_Abort(MPI_COMM_WORLD, 1);
-	}
+	CHECK(ft_join_all(&b->r, size, &b->set, &b->mc));
 	b->coll_addr = fi_mc_addr(b->mc);
 }
 
 static void bench_close(struct gba_bench *b)
 {
 	CHECK(fi_close(&b->mc->fid));
-	CHECK(fi_close(&b->ep->fid));
 	CHECK(fi_close(&b->set->fid));
-	CHECK(fi_close(&b->av->fid));
-	CHECK(fi_close(&b->cq->fid));
-	CHECK(fi_close(&b->eq->fid));
-	CHECK(fi_close(&b->domain->fid));
-	CHECK(fi_close(&b->fabric->fid));
-	fi_freeinfo(b->info);
+	CHECK(ft_close(&b->r));
 }
 
 static void gba_barrier(struct gba_bench *b)
@@ -154,8 +112,8 @@ static void gba_barrier(struct gba_bench *b)
 	struct fi_cq_entry c;
 	ssize_t n;
 
-	CHECK(fi_barrier(b->ep, b->coll_addr, NULL));
-	while ((n = fi_cq_read(b->cq, &c, 1)) == -FI_EAGAIN)
+	CHECK(fi_barrier(b->r.ep, b->coll_addr, NULL));
+	while ((n = fi_cq_read(b->r.cq, &c, 1)) == -FI_EAGAIN)
 		;
 	if (n != 1) {
 		fprintf(stderr, "fi_barrier completion: %zd\n", n);

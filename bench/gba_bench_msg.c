@@ -90,12 +90,7 @@ static struct {
 struct bench {
 	int rank;
 	const char *prov;
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
-	struct fid_cq *cq;
-	struct fid_av *av;
-	struct fid_ep *ep;
+	struct ft_res r; /* fabric, domain, CQ, AV, endpoint (no EQ) */
 	struct fid_mr *tx_mr, *rx_mr;
 	void *tx_desc, *rx_desc;
 	char *tx_buf, *rx_buf, ctrl_tx[64], ctrl_rx[64];
@@ -128,12 +123,12 @@ static int poll_cq(struct bench *b)
 	struct fi_cq_err_entry e;
 	ssize_t n, i;
 
-	n = fi_cq_read(b->cq, comp, 16);
+	n = fi_cq_read(b->r.cq, comp, 16);
 	if (n == -FI_EAGAIN)
 		return 0;
 	if (n == -FI_EAVAIL) {
 		memset(&e, 0, sizeof(e));
-		fi_cq_readerr(b->cq, &e, 0);
+		fi_cq_readerr(b->r.cq, &e, 0);
 		fprintf(stderr, "gba_bench_msg rank %d (%s): error completion: "
 				"%s (prov_errno %d, len %zu)\n",
 			b->rank, b->prov, fi_strerror(e.err), e.prov_errno,
@@ -187,7 +182,7 @@ static int wait_for(struct bench *b, uint64_t tx, uint64_t rx)
 
 static int post_recv(struct bench *b, size_t size)
 {
-	POST(b, fi_trecv(b->ep, b->rx_buf, size, b->rx_desc, b->peer, TAG_DATA,
+	POST(b, fi_trecv(b->r.ep, b->rx_buf, size, b->rx_desc, b->peer, TAG_DATA,
 			 0, RX_CTX(b)));
 	b->rx_posted++;
 	return 0;
@@ -196,10 +191,10 @@ static int post_recv(struct bench *b, size_t size)
 static int post_send(struct bench *b, size_t size)
 {
 	if (size <= b->inject_size) {
-		POST(b, fi_tinject(b->ep, b->tx_buf, size, b->peer, TAG_DATA));
+		POST(b, fi_tinject(b->r.ep, b->tx_buf, size, b->peer, TAG_DATA));
 		return 0;
 	}
-	POST(b, fi_tsend(b->ep, b->tx_buf, size, b->tx_desc, b->peer, TAG_DATA,
+	POST(b, fi_tsend(b->r.ep, b->tx_buf, size, b->tx_desc, b->peer, TAG_DATA,
 			 &b->tx_ctx[b->tx_posted % opt.window]));
 	b->tx_posted++;
 	return 0;
@@ -207,13 +202,13 @@ static int post_send(struct bench *b, size_t size)
 
 static int send_ctrl(struct bench *b)
 {
-	POST(b, fi_tinject(b->ep, b->ctrl_tx, CTRL_LEN, b->peer, TAG_CTRL));
+	POST(b, fi_tinject(b->r.ep, b->ctrl_tx, CTRL_LEN, b->peer, TAG_CTRL));
 	return 0;
 }
 
 static int recv_ctrl(struct bench *b)
 {
-	POST(b, fi_trecv(b->ep, b->ctrl_rx, CTRL_LEN, NULL, b->peer, TAG_CTRL,
+	POST(b, fi_trecv(b->r.ep, b->ctrl_rx, CTRL_LEN, NULL, b->peer, TAG_CTRL,
 			 0, RX_CTX(b)));
 	b->rx_posted++;
 	return wait_for(b, b->tx_posted, b->rx_posted);
@@ -385,50 +380,32 @@ static int run_size(struct bench *bs, int nb, size_t size, int lat)
 
 static int bench_open(struct bench *b)
 {
-	struct fi_info *hints = fi_allocinfo();
-	struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_CONTEXT};
-	struct fi_av_attr av_attr = {.type = FI_AV_TABLE};
+	struct ft_open_attr attr = {
+		.prov = b->prov,
+		.caps = FI_TAGGED,
+		.mode = FI_CONTEXT,
+		.mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
+			   FI_MR_PROV_KEY,
+		.threading = FI_THREAD_DOMAIN,
+		.cq_attr = {.format = FI_CQ_FORMAT_CONTEXT,
+			    .size = 4 * opt.window + 64},
+	};
 	char node[64];
-	const char *src = NULL;
-	uint64_t flags = 0;
-	int ret;
 
-	if (!hints)
-		return err(b, "fi_allocinfo", -FI_ENOMEM);
-	hints->caps = FI_TAGGED;
-	hints->mode = FI_CONTEXT;
-	hints->ep_attr->type = FI_EP_RDM;
-	hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR |
-				      FI_MR_ALLOCATED | FI_MR_PROV_KEY;
-	hints->domain_attr->threading = FI_THREAD_DOMAIN;
-	hints->fabric_attr->prov_name = strdup(b->prov);
 	if (!strcmp(b->prov, "shm")) {
 		/* a distinct source address per process */
 		snprintf(node, sizeof(node), "gbabench-%d-%d", (int)getppid(),
 			 b->rank);
-		src = node;
-		flags = FI_SOURCE;
+		attr.node = node;
+		attr.flags = FI_SOURCE;
 	}
-	ret = fi_getinfo(FI_VERSION(1, 17), src, NULL, flags, hints,
-			 &b->info);
-	fi_freeinfo(hints);
-	if (ret)
-		return err(b, "fi_getinfo", ret);
-	if (strcmp(b->info->fabric_attr->prov_name, b->prov)) {
+	CHECK(b, ft_open_attr(&b->r, &attr));
+	if (strcmp(b->r.info->fabric_attr->prov_name, b->prov)) {
 		fprintf(stderr, "gba_bench_msg: asked for provider %s, got %s\n",
-			b->prov, b->info->fabric_attr->prov_name);
+			b->prov, b->r.info->fabric_attr->prov_name);
 		return -FI_ENODATA;
 	}
-	b->inject_size = b->info->tx_attr->inject_size;
-	cq_attr.size = 4 * opt.window + 64;
-	CHECK(b, fi_fabric(b->info->fabric_attr, &b->fabric, NULL));
-	CHECK(b, fi_domain(b->fabric, b->info, &b->domain, NULL));
-	CHECK(b, fi_cq_open(b->domain, &cq_attr, &b->cq, NULL));
-	CHECK(b, fi_av_open(b->domain, &av_attr, &b->av, NULL));
-	CHECK(b, fi_endpoint(b->domain, b->info, &b->ep, NULL));
-	CHECK(b, fi_ep_bind(b->ep, &b->av->fid, 0));
-	CHECK(b, fi_ep_bind(b->ep, &b->cq->fid, FI_TRANSMIT | FI_RECV));
-	CHECK(b, fi_enable(b->ep));
+	b->inject_size = b->r.info->tx_attr->inject_size;
 
 	b->tx_ctx = calloc(opt.window, sizeof(*b->tx_ctx));
 	b->rx_ctx = calloc(opt.window + 1, sizeof(*b->rx_ctx));
@@ -438,10 +415,10 @@ static int bench_open(struct bench *b)
 		return err(b, "posix_memalign", -FI_ENOMEM);
 	memset(b->tx_buf, 0xa0 | b->rank, b->max_size);
 	memset(b->rx_buf, 0, b->max_size);
-	if (b->info->domain_attr->mr_mode & FI_MR_LOCAL) {
-		CHECK(b, fi_mr_reg(b->domain, b->tx_buf, b->max_size, FI_SEND,
+	if (b->r.info->domain_attr->mr_mode & FI_MR_LOCAL) {
+		CHECK(b, fi_mr_reg(b->r.domain, b->tx_buf, b->max_size, FI_SEND,
 				   0, 1, 0, &b->tx_mr, NULL));
-		CHECK(b, fi_mr_reg(b->domain, b->rx_buf, b->max_size, FI_RECV,
+		CHECK(b, fi_mr_reg(b->r.domain, b->rx_buf, b->max_size, FI_RECV,
 				   0, 2, 0, &b->rx_mr, NULL));
 		b->tx_desc = fi_mr_desc(b->tx_mr);
 		b->rx_desc = fi_mr_desc(b->rx_mr);
@@ -455,17 +432,7 @@ static void bench_close(struct bench *b)
 		fi_close(&b->tx_mr->fid);
 	if (b->rx_mr)
 		fi_close(&b->rx_mr->fid);
-	if (b->ep)
-		fi_close(&b->ep->fid);
-	if (b->av)
-		fi_close(&b->av->fid);
-	if (b->cq)
-		fi_close(&b->cq->fid);
-	if (b->domain)
-		fi_close(&b->domain->fid);
-	if (b->fabric)
-		fi_close(&b->fabric->fid);
-	fi_freeinfo(b->info);
+	ft_close(&b->r);
 	free(b->tx_buf);
 	free(b->rx_buf);
 	free(b->tx_ctx);
@@ -483,7 +450,7 @@ static int exchange(struct bench *b, struct ft_shared *sh)
 	fi_addr_t a;
 	int i;
 
-	CHECK(b, fi_getname(&b->ep->fid, sh->names[b->rank], &len));
+	CHECK(b, fi_getname(&b->r.ep->fid, sh->names[b->rank], &len));
 	sh->name_len = len;
 	atomic_fetch_add(&sh->ready, 1);
 	while (atomic_load(&sh->ready) < 2) {
@@ -499,12 +466,12 @@ static int exchange(struct bench *b, struct ft_shared *sh)
 		return -FI_EADDRINUSE;
 	}
 	for (i = 0; i < 2; i++)
-		if (fi_av_insert(b->av, sh->names[i], 1, &a, 0, NULL) != 1 ||
+		if (fi_av_insert(b->r.av, sh->names[i], 1, &a, 0, NULL) != 1 ||
 		    a != (fi_addr_t)i)
 			return err(b, "fi_av_insert", -FI_EINVAL);
 	b->peer = 1 - b->rank;
 	if (b->rank == 0 && opt.verbose) {
-		if (b->info->addr_format == FI_ADDR_STR)
+		if (b->r.info->addr_format == FI_ADDR_STR)
 			printf("# names: %.*s %.*s\n", FT_NAME_LEN,
 			       sh->names[0], FT_NAME_LEN, sh->names[1]);
 		else
@@ -543,8 +510,8 @@ static int child(int rank, void *shared, const struct ft_opts *o)
 				       (struct ft_shared *)shared + p);
 		if (!ret && rank == 0)
 			printf("info prov=%s fabric=%s inject_size=%zu\n",
-			       bs[p].info->fabric_attr->prov_name,
-			       bs[p].info->fabric_attr->name,
+			       bs[p].r.info->fabric_attr->prov_name,
+			       bs[p].r.info->fabric_attr->name,
 			       bs[p].inject_size);
 	}
 	fflush(stdout);

@@ -24,6 +24,8 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 
+#include "gba_ft_common.h"
+
 #define CHECK(call)                                                          \
 	do {                                                                 \
 		int ret_ = (int)(call);                                      \
@@ -44,15 +46,13 @@ static double now_ns(void)
 
 int main(int argc, char **argv)
 {
-	struct fi_info *hints, *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
-	struct fid_cq *cq;
-	struct fid_av *av;
-	struct fid_ep *ep;
+	struct ft_open_attr attr = {
+		.caps = FI_RMA | FI_WRITE | FI_REMOTE_WRITE | FI_LOCAL_COMM,
+		.mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY,
+		.cq_attr = {.format = FI_CQ_FORMAT_CONTEXT},
+	};
+	struct ft_res r;
 	struct fid_mr *mr;
-	struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_CONTEXT};
-	struct fi_av_attr av_attr = {.type = FI_AV_TABLE};
 	struct fi_cq_entry comp;
 	const char *prov = "gba";
 	long iters = 2000000, i;
@@ -87,30 +87,18 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	hints = fi_allocinfo();
-	hints->caps = FI_RMA | FI_WRITE | FI_REMOTE_WRITE | FI_LOCAL_COMM;
-	hints->ep_attr->type = FI_EP_RDM;
-	hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR |
-				      FI_MR_ALLOCATED | FI_MR_PROV_KEY;
-	hints->fabric_attr->prov_name = strdup(prov);
-	CHECK(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info));
-	fi_freeinfo(hints);
-	if (size > info->tx_attr->inject_size) {
+	ft_set_prog("gba_bench_self_rma");
+	attr.prov = prov;
+	CHECK(ft_open_attr(&r, &attr));
+	if (size > r.info->tx_attr->inject_size) {
 		fprintf(stderr, "-S %zu exceeds inject_size %zu\n", size,
-			info->tx_attr->inject_size);
+			r.info->tx_attr->inject_size);
+		ft_close(&r);
 		return 2;
 	}
-	CHECK(fi_fabric(info->fabric_attr, &fabric, NULL));
-	CHECK(fi_domain(fabric, info, &domain, NULL));
-	CHECK(fi_cq_open(domain, &cq_attr, &cq, NULL));
-	CHECK(fi_av_open(domain, &av_attr, &av, NULL));
-	CHECK(fi_endpoint(domain, info, &ep, NULL));
-	CHECK(fi_ep_bind(ep, &av->fid, 0));
-	CHECK(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV));
-	CHECK(fi_enable(ep));
 	len = sizeof(name);
-	CHECK(fi_getname(&ep->fid, name, &len));
-	if (fi_av_insert(av, name, 1, &self, 0, NULL) != 1) {
+	CHECK(fi_getname(&r.ep->fid, name, &len));
+	if (fi_av_insert(r.av, name, 1, &self, 0, NULL) != 1) {
 		fprintf(stderr, "fi_av_insert of own address failed\n");
 		return 1;
 	}
@@ -118,19 +106,19 @@ int main(int argc, char **argv)
 	src = calloc(1, size);
 	dst = calloc(1, size);
 	memset(src, 0x5a, size);
-	CHECK(fi_mr_reg(domain, dst, size, FI_REMOTE_WRITE, 0, 0, 0, &mr,
+	CHECK(fi_mr_reg(r.domain, dst, size, FI_REMOTE_WRITE, 0, 0, 0, &mr,
 			NULL));
-	if (info->domain_attr->mr_mode & FI_MR_ENDPOINT) {
-		CHECK(fi_mr_bind(mr, &ep->fid, 0));
+	if (r.info->domain_attr->mr_mode & FI_MR_ENDPOINT) {
+		CHECK(fi_mr_bind(mr, &r.ep->fid, 0));
 		CHECK(fi_mr_enable(mr));
 	}
 	key = fi_mr_key(mr);
-	raddr = (info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) ?
+	raddr = (r.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) ?
 			(uint64_t)(uintptr_t)dst : 0;
 
 	/* Warm up, and check that data really lands. */
 	for (i = 0; i < 1000; i++)
-		CHECK(fi_inject_write(ep, src, size, self, raddr, key));
+		CHECK(fi_inject_write(r.ep, src, size, self, raddr, key));
 	if (memcmp(src, dst, size)) {
 		fprintf(stderr, "inject_write did not write the target\n");
 		return 1;
@@ -138,13 +126,13 @@ int main(int argc, char **argv)
 
 	t0 = now_ns();
 	for (i = 0; i < iters; i++)
-		CHECK(fi_inject_write(ep, src, size, self, raddr, key));
+		CHECK(fi_inject_write(r.ep, src, size, self, raddr, key));
 	inject_ns = (now_ns() - t0) / iters;
 
 	t0 = now_ns();
 	for (i = 0; i < iters; i++) {
-		CHECK(fi_write(ep, src, size, NULL, self, raddr, key, NULL));
-		while ((n = fi_cq_read(cq, &comp, 1)) == -FI_EAGAIN)
+		CHECK(fi_write(r.ep, src, size, NULL, self, raddr, key, NULL));
+		while ((n = fi_cq_read(r.cq, &comp, 1)) == -FI_EAGAIN)
 			;
 		if (n != 1) {
 			fprintf(stderr, "fi_cq_read: %zd\n", n);
@@ -171,12 +159,7 @@ int main(int argc, char **argv)
 	       1.0);
 
 	CHECK(fi_close(&mr->fid));
-	CHECK(fi_close(&ep->fid));
-	CHECK(fi_close(&av->fid));
-	CHECK(fi_close(&cq->fid));
-	CHECK(fi_close(&domain->fid));
-	CHECK(fi_close(&fabric->fid));
-	fi_freeinfo(info);
+	CHECK(ft_close(&r));
 	free(src);
 	free(dst);
 	return 0;

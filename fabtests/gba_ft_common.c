@@ -30,6 +30,11 @@ double ft_now_us(void)
 	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
 
+void ft_set_prog(const char *name)
+{
+	ft_prog = name;
+}
+
 int ft_err(const char *what, int ret)
 {
 	fprintf(stderr, "%s[%d]: %s: %d (%s)\n", ft_prog, (int)getpid(), what,
@@ -182,40 +187,47 @@ int ft_fork_run(const struct ft_opts *o, size_t size,
 	return ret;
 }
 
-int ft_open(struct ft_res *r, const char *prov, uint64_t caps)
+int ft_open_attr(struct ft_res *r, const struct ft_open_attr *attr)
 {
 	struct fi_info *hints = fi_allocinfo();
-	struct fi_eq_attr eq_attr = {.size = 64, .wait_obj = FI_WAIT_UNSPEC};
-	struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_DATA, .size = 4096};
+	struct fi_eq_attr eq_attr = {.size = attr->eq_size,
+				     .wait_obj = FI_WAIT_UNSPEC};
 	struct fi_cntr_attr cntr_attr = {.events = FI_CNTR_EVENTS_COMP};
 	struct fi_av_attr av_attr = {.type = FI_AV_TABLE};
+	struct fi_cq_attr cq_attr = attr->cq_attr;
 	int ret;
 
 	memset(r, 0, sizeof(*r));
 	if (!hints)
 		return ft_err("fi_allocinfo", -FI_ENOMEM);
-	hints->caps = caps;
+	hints->caps = attr->caps;
+	hints->mode = attr->mode;
 	hints->ep_attr->type = FI_EP_RDM;
-	hints->domain_attr->mr_mode =
-		FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
-	hints->fabric_attr->prov_name = strdup(prov);
-	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &r->info);
+	hints->domain_attr->mr_mode = attr->mr_mode;
+	hints->domain_attr->threading = attr->threading;
+	hints->fabric_attr->prov_name = strdup(attr->prov);
+	ret = fi_getinfo(FI_VERSION(1, 17), attr->node, NULL, attr->flags,
+			 hints, &r->info);
 	fi_freeinfo(hints);
 	if (ret)
 		return ft_err("fi_getinfo", ret);
 	FT_CHECK(fi_fabric(r->info->fabric_attr, &r->fabric, NULL));
 	FT_CHECK(fi_domain(r->fabric, r->info, &r->domain, NULL));
-	FT_CHECK(fi_eq_open(r->fabric, &eq_attr, &r->eq, NULL));
+	if (attr->eq_size)
+		FT_CHECK(fi_eq_open(r->fabric, &eq_attr, &r->eq, NULL));
 	FT_CHECK(fi_cq_open(r->domain, &cq_attr, &r->cq, NULL));
-	FT_CHECK(fi_cntr_open(r->domain, &cntr_attr, &r->cntr, NULL));
+	if (attr->cntr)
+		FT_CHECK(fi_cntr_open(r->domain, &cntr_attr, &r->cntr, NULL));
 	FT_CHECK(fi_av_open(r->domain, &av_attr, &r->av, NULL));
 	FT_CHECK(fi_endpoint(r->domain, r->info, &r->ep, NULL));
-	FT_CHECK(fi_ep_bind(r->ep, &r->eq->fid, 0));
+	if (r->eq)
+		FT_CHECK(fi_ep_bind(r->ep, &r->eq->fid, 0));
 	FT_CHECK(fi_ep_bind(r->ep, &r->av->fid, 0));
 	FT_CHECK(fi_ep_bind(r->ep, &r->cq->fid, FI_TRANSMIT | FI_RECV));
-	FT_CHECK(
-		fi_ep_bind(r->ep, &r->cntr->fid, FI_SEND | FI_WRITE | FI_READ));
-	if (caps & FI_RMA_EVENT) {
+	if (attr->cntr)
+		FT_CHECK(fi_ep_bind(r->ep, &r->cntr->fid,
+				    FI_SEND | FI_WRITE | FI_READ));
+	if (attr->cntr && (attr->caps & FI_RMA_EVENT)) {
 		FT_CHECK(fi_cntr_open(r->domain, &cntr_attr, &r->rcntr, NULL));
 		FT_CHECK(fi_ep_bind(r->ep, &r->rcntr->fid, FI_REMOTE_WRITE));
 	}
@@ -223,26 +235,47 @@ int ft_open(struct ft_res *r, const char *prov, uint64_t caps)
 	return 0;
 }
 
-void ft_close(struct ft_res *r)
+int ft_open(struct ft_res *r, const char *prov, uint64_t caps)
 {
-	if (r->ep)
-		fi_close(&r->ep->fid);
-	if (r->av)
-		fi_close(&r->av->fid);
-	if (r->cntr)
-		fi_close(&r->cntr->fid);
-	if (r->rcntr)
-		fi_close(&r->rcntr->fid);
-	if (r->cq)
-		fi_close(&r->cq->fid);
-	if (r->eq)
-		fi_close(&r->eq->fid);
-	if (r->domain)
-		fi_close(&r->domain->fid);
-	if (r->fabric)
-		fi_close(&r->fabric->fid);
+	struct ft_open_attr attr = {
+		.prov = prov,
+		.caps = caps,
+		.mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY,
+		.eq_size = 64,
+		.cq_attr = {.format = FI_CQ_FORMAT_DATA, .size = 4096},
+		.cntr = true,
+	};
+
+	return ft_open_attr(r, &attr);
+}
+
+/* fi_close(@fid) unless NULL; the first error into *@ret */
+static void ft_close_one(struct fid *fid, int *ret)
+{
+	int err;
+
+	if (!fid)
+		return;
+	err = fi_close(fid);
+	if (err && !*ret)
+		*ret = err;
+}
+
+int ft_close(struct ft_res *r)
+{
+	int ret = 0;
+
+	ft_close_one(r->ep ? &r->ep->fid : NULL, &ret);
+	ft_close_one(r->av ? &r->av->fid : NULL, &ret);
+	ft_close_one(r->cntr ? &r->cntr->fid : NULL, &ret);
+	ft_close_one(r->rcntr ? &r->rcntr->fid : NULL, &ret);
+	ft_close_one(r->cq ? &r->cq->fid : NULL, &ret);
+	ft_close_one(r->eq ? &r->eq->fid : NULL, &ret);
+	ft_close_one(r->domain ? &r->domain->fid : NULL, &ret);
+	ft_close_one(r->fabric ? &r->fabric->fid : NULL, &ret);
 	fi_freeinfo(r->info);
 	memset(r, 0, sizeof(*r));
+	return ret;
 }
 
 int ft_exchange(struct ft_res *r, struct ft_shared *sh, int rank, int n,

@@ -80,12 +80,48 @@ struct ft_res {
 };
 
 /*
- * Open and enable an RDM endpoint of provider @prov with @caps and all
- * objects above (CQ format DATA; @rcntr only when @caps has
- * FI_RMA_EVENT).  0 or a negative error (printed).
+ * What ft_open_attr opens: an RDM endpoint of provider @prov with @caps
+ * (fi_getinfo with @node and @flags, NULL and 0 usually); hints' @mode,
+ * @mr_mode and @threading (FI_THREAD_UNSPEC: the provider's); an
+ * EQ of @eq_size entries (wait object FI_WAIT_UNSPEC; 0: none); a CQ of
+ * @cq_attr
+ * bound FI_TRANSMIT | FI_RECV; an AV (FI_AV_TABLE); with @cntr also the
+ * counters of struct ft_res (rcntr only when @caps has FI_RMA_EVENT).
+ */
+struct ft_open_attr {
+	const char *prov;
+	const char *node;	/* fi_getinfo's node and flags (FI_SOURCE) */
+	uint64_t flags;
+	uint64_t caps;
+	uint64_t mode;		/* hints' mode (FI_CONTEXT, ...) */
+	int mr_mode;
+	enum fi_threading threading;
+	size_t eq_size;
+	struct fi_cq_attr cq_attr;
+	bool cntr;
+};
+
+/*
+ * Open and enable the endpoint and objects of @attr into @r (zeroed
+ * first): fi_getinfo (FI_VERSION(1, 17)), fi_fabric, fi_domain, EQ, CQ,
+ * counters, AV, fi_endpoint, binds, fi_enable.  0 or a negative error
+ * (printed); what was opened stays in @r for ft_close.
+ */
+int ft_open_attr(struct ft_res *r, const struct ft_open_attr *attr);
+
+/*
+ * ft_open_attr with the conformance programs' choices: @prov, @caps,
+ * mr_mode FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY, EQ of 64,
+ * CQ format DATA of 4096 entries, counters.
  */
 int ft_open(struct ft_res *r, const char *prov, uint64_t caps);
-void ft_close(struct ft_res *r);
+
+/*
+ * Close what ft_open/ft_open_attr opened (NULL members skipped) and zero
+ * @r.  Returns 0 or the first fi_close error (every object is closed
+ * anyway).
+ */
+int ft_close(struct ft_res *r);
 
 /*
  * Publish this process's name, wait (up to @timeout_s) for every
@@ -118,8 +154,11 @@ int ft_wait_comp(struct ft_res *r, struct fi_cq_data_entry *comp,
 uint64_t ft_now_ms(void);
 double ft_now_us(void);
 
-/* Print "<prog>: <call>: <err>" and return @ret (negative). */
+/* Print "<prog>[<pid>]: <call>: <err>" and return @ret (negative). */
 int ft_err(const char *what, int ret);
+
+/* The <prog> of ft_err's lines, for programs without ft_parse. */
+void ft_set_prog(const char *name);
 
 #define FT_CHECK(call)                                                         \
 	do {                                                                   \

@@ -79,21 +79,10 @@ int gba_fab_cma(pid_t pid, bool write, const struct iovec *liov,
 	return 0;
 }
 
-/* Total length of @iov, or -1 (bad entry, too many entries). */
+/* Total length of @iov, or a negative errno (see gba_fab_iov_len). */
 static ssize_t iov_total(const struct iovec *iov, size_t count)
 {
-	size_t i, len = 0;
-
-	if (count > GBA_FAB_MAX_IOV || (count && !iov))
-		return -1;
-	for (i = 0; i < count; i++) {
-		if (!iov[i].iov_base && iov[i].iov_len)
-			return -1;
-		if (iov[i].iov_len > SSIZE_MAX - len)
-			return -1;
-		len += iov[i].iov_len;
-	}
-	return (ssize_t)len;
+	return gba_fab_iov_len(iov, count, GBA_FAB_MAX_IOV, SSIZE_MAX, NULL);
 }
 
 static void iov_gather(void *dst, const struct iovec *iov, size_t count)

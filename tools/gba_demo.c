@@ -36,6 +36,8 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 
+#include "gba_ft_common.h"
+
 #define MAX_PROCS 64
 #define NAME_MAX_LEN 256
 
@@ -70,55 +72,21 @@ static double now_us(void)
 	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
 
-struct demo_ep {
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
-	struct fid_eq *eq;
-	struct fid_cq *cq;
-	struct fid_av *av;
-	struct fid_ep *ep;
-};
-
-static void demo_open(struct demo_ep *d, const char *prov)
+static void demo_open(struct ft_res *d, const char *prov)
 {
-	struct fi_info *hints = fi_allocinfo();
-	struct fi_eq_attr eq_attr = {.size = 16, .wait_obj = FI_WAIT_UNSPEC};
-	struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_DATA};
-	struct fi_av_attr av_attr = {.type = FI_AV_TABLE};
+	struct ft_open_attr attr = {
+		.prov = prov,
+		.caps = FI_COLLECTIVE | FI_RMA | FI_ATOMIC | FI_LOCAL_COMM,
+		.mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY,
+		.eq_size = 16,
+		.cq_attr = {.format = FI_CQ_FORMAT_DATA},
+	};
 
-	hints->caps = FI_COLLECTIVE | FI_RMA | FI_ATOMIC | FI_LOCAL_COMM;
-	hints->ep_attr->type = FI_EP_RDM;
-	hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR |
-				      FI_MR_ALLOCATED | FI_MR_PROV_KEY;
-	hints->fabric_attr->prov_name = strdup(prov);
-	CHECK(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &d->info));
-	fi_freeinfo(hints);
-	CHECK(fi_fabric(d->info->fabric_attr, &d->fabric, NULL));
-	CHECK(fi_domain(d->fabric, d->info, &d->domain, NULL));
-	CHECK(fi_eq_open(d->fabric, &eq_attr, &d->eq, NULL));
-	CHECK(fi_cq_open(d->domain, &cq_attr, &d->cq, NULL));
-	CHECK(fi_av_open(d->domain, &av_attr, &d->av, NULL));
-	CHECK(fi_endpoint(d->domain, d->info, &d->ep, NULL));
-	CHECK(fi_ep_bind(d->ep, &d->eq->fid, 0));
-	CHECK(fi_ep_bind(d->ep, &d->av->fid, 0));
-	CHECK(fi_ep_bind(d->ep, &d->cq->fid, FI_TRANSMIT | FI_RECV));
-	CHECK(fi_enable(d->ep));
-}
-
-static void demo_close(struct demo_ep *d)
-{
-	CHECK(fi_close(&d->ep->fid));
-	CHECK(fi_close(&d->av->fid));
-	CHECK(fi_close(&d->cq->fid));
-	CHECK(fi_close(&d->eq->fid));
-	CHECK(fi_close(&d->domain->fid));
-	CHECK(fi_close(&d->fabric->fid));
-	fi_freeinfo(d->info);
+	CHECK(ft_open_attr(d, &attr));
 }
 
 /* Wait for one completion on the CQ; fail loudly on an error entry. */
-static void demo_wait_comp(struct demo_ep *d, uint64_t *flags)
+static void demo_wait_comp(struct ft_res *d, uint64_t *flags)
 {
 	struct fi_cq_data_entry comp;
 	struct fi_cq_err_entry err = {0};
@@ -140,37 +108,17 @@ static void demo_wait_comp(struct demo_ep *d, uint64_t *flags)
 		*flags = comp.flags;
 }
 
-static void demo_barriers(struct demo_ep *d, struct demo_shared *sh,
+static void demo_barriers(struct ft_res *d, struct demo_shared *sh,
 			  int nprocs, int iters)
 {
-	struct fi_av_set_attr set_attr = {0};
 	struct fid_av_set *set;
 	struct fid_mc *mc;
-	struct fi_eq_entry entry;
-	fi_addr_t world, coll;
-	uint32_t event;
+	fi_addr_t coll;
 	uint64_t flags;
 	double t0;
-	ssize_t n;
 	int i;
 
-	set_attr.count = nprocs;
-	set_attr.start_addr = 0;
-	set_attr.end_addr = nprocs - 1;
-	set_attr.stride = 1;
-	CHECK(fi_av_set(d->av, &set_attr, &set, NULL));
-	CHECK(fi_av_set_addr(set, &world));
-	CHECK(fi_join_collective(d->ep, world, set, 0, &mc, NULL));
-	do {
-		struct fi_cq_data_entry c;
-
-		(void)fi_cq_read(d->cq, &c, 0);
-		n = fi_eq_read(d->eq, &event, &entry, sizeof(entry), 0);
-	} while (n == -FI_EAGAIN);
-	if (n < 0 || event != FI_JOIN_COMPLETE) {
-		fprintf(stderr, "[%d] join failed: %zd\n", rank, n);
-		exit(1);
-	}
+	CHECK(ft_join_all(d, nprocs, &set, &mc));
 	coll = fi_mc_addr(mc);
 
 	t0 = now_us();
@@ -194,7 +142,7 @@ static void demo_barriers(struct demo_ep *d, struct demo_shared *sh,
 }
 
 /* Self RMA and atomics against this process's own registered memory. */
-static int demo_self_rma(struct demo_ep *d, fi_addr_t self)
+static int demo_self_rma(struct ft_res *d, fi_addr_t self)
 {
 	uint64_t target[4] = {0}, src[4], result = 0, compare, key, base;
 	uint64_t operand, flags;
@@ -247,7 +195,7 @@ static int demo_self_rma(struct demo_ep *d, fi_addr_t self)
 static int demo_child(struct demo_shared *sh, const char *prov, int nprocs,
 		      int iters)
 {
-	struct demo_ep d = {0};
+	struct ft_res d = {0};
 	size_t len = NAME_MAX_LEN;
 	fi_addr_t addrs[MAX_PROCS];
 	int ok;
@@ -265,7 +213,7 @@ static int demo_child(struct demo_shared *sh, const char *prov, int nprocs,
 
 	demo_barriers(&d, sh, nprocs, iters);
 	ok = demo_self_rma(&d, addrs[rank]);
-	demo_close(&d);
+	CHECK(ft_close(&d));
 	return ok ? 0 : 1;
 }
 
@@ -278,6 +226,7 @@ int main(int argc, char **argv)
 	pid_t pids[MAX_PROCS];
 	double worst = 0;
 
+	ft_set_prog("gba_demo");
 	while ((op = getopt(argc, argv, "n:I:p:h")) != -1) {
 		switch (op) {
 		case 'n':

@@ -38,8 +38,11 @@
 #ifndef GBA_FAB_H
 #define GBA_FAB_H
 
+#include <errno.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <sys/uio.h>
 
 #include <gba/gba_addr.h>
@@ -115,7 +118,8 @@ struct gba_fab_ops {
 	/*
 	 * Target side: validate @len bytes at remote address @addr under
 	 * @key for @access (GBA_FAB_ACCESS_*); set *@ptr to the local
-	 * address.  Returns 0, -ENOKEY, -EACCES or -ERANGE.
+	 * address.  Returns 0, -ENOKEY, -EACCES or -ERANGE (the checks of
+	 * gba_fab_region_check, gba_fab_access_check, gba_fab_range_check).
 	 */
 	int (*mr_lookup)(void *ctx, uint64_t key, uint64_t addr, size_t len,
 			 uint32_t access, void **ptr);
@@ -138,6 +142,112 @@ struct gba_fab_ops {
 			     const struct gba_addr *src, uint32_t flags,
 			     uint64_t data, size_t len);
 };
+
+/* Checks shared by the front ends ---------------------------------------- */
+
+/*
+ * What the front ends check the same way, once: the target's check of a
+ * remote access against a registration (ops->mr_lookup) and the shape of
+ * an I/O vector.  Inline: they run once or more per operation.  The
+ * results are the engine's negative errnos; each front end maps them to
+ * its own codes.
+ */
+
+/*
+ * gba_fab_range_check - whether the @len bytes at @addr lie inside the
+ * @size bytes at @base (bytes; addresses in the region's own space:
+ * virtual addresses, or offsets with @base 0).  Overflow-safe: @addr +
+ * @len is never computed, so an access that wraps around the end of the
+ * address space is never inside, and a region whose @base + @size wraps
+ * contains nothing.  A zero-length access is inside when @addr lies in
+ * [@base, @base + @size] (the end included).  Returns 0 or -ERANGE.
+ */
+static inline int gba_fab_range_check(uint64_t base, uint64_t size,
+				      uint64_t addr, uint64_t len)
+{
+	if (addr < base || len > size || addr - base > size - len ||
+	    base + size < base)
+		return -ERANGE;
+	return 0;
+}
+
+/*
+ * gba_fab_access_check - whether a region granting the access bits
+ * @granted allows an access needing the bits @need: every bit of @need
+ * must be granted (both in one encoding: GBA_FAB_ACCESS_*, or a front
+ * end's own flags).  @need 0 is always allowed.  Returns 0 or -EACCES.
+ */
+static inline int gba_fab_access_check(uint64_t granted, uint64_t need)
+{
+	return (granted & need) == need ? 0 : -EACCES;
+}
+
+/*
+ * A registered region as the target checks it: one contiguous range of
+ * remote addresses and the access it grants.
+ */
+struct gba_fab_region {
+	uint64_t base;		/* remote address of its first byte */
+	uint64_t size;		/* bytes */
+	uint64_t access;	/* granted access bits (any one encoding) */
+};
+
+/*
+ * gba_fab_region_check - the target's check of a remote access, in the
+ * order ops->mr_lookup reports it: @region is the registration the key
+ * names (NULL: no registration has that key), @addr and @len the access
+ * (bytes, in the region's address space), @need the access bits it needs
+ * (the encoding of region->access).  Returns 0, -ENOKEY (@region NULL),
+ * -EACCES (gba_fab_access_check), -ERANGE (gba_fab_range_check).
+ */
+static inline int gba_fab_region_check(const struct gba_fab_region *region,
+				       uint64_t addr, uint64_t len,
+				       uint64_t need)
+{
+	if (!region)
+		return -ENOKEY;
+	if (gba_fab_access_check(region->access, need))
+		return -EACCES;
+	return gba_fab_range_check(region->base, region->size, addr, len);
+}
+
+/*
+ * gba_fab_iov_len - check an I/O vector and total its length: @count
+ * entries of @iov (NULL allowed when @count is 0), at most @max_count; no
+ * entry with a NULL iov_base and a non-zero iov_len (entries of length 0
+ * are fine, NULL or not); a total of at most @max_len bytes (@max_len at
+ * most SSIZE_MAX), checked before each addition so that the sum never
+ * wraps.  The count is checked before any entry is read.  When an entry
+ * is at fault and @bad is not NULL, its index is stored in *@bad.
+ * Returns the total in bytes (>= 0), -E2BIG (@count above @max_count),
+ * -EINVAL (@iov NULL with @count > 0), -EFAULT (an entry with a NULL base
+ * and a length), -EMSGSIZE (the total would exceed @max_len).
+ */
+static inline ssize_t gba_fab_iov_len(const struct iovec *iov, size_t count,
+				      size_t max_count, size_t max_len,
+				      size_t *bad)
+{
+	size_t i, len = 0;
+
+	if (count > max_count)
+		return -E2BIG;
+	if (count && !iov)
+		return -EINVAL;
+	for (i = 0; i < count; i++) {
+		if (!iov[i].iov_base && iov[i].iov_len) {
+			if (bad)
+				*bad = i;
+			return -EFAULT;
+		}
+		if (iov[i].iov_len > max_len - len) {
+			if (bad)
+				*bad = i;
+			return -EMSGSIZE;
+		}
+		len += iov[i].iov_len;
+	}
+	return (ssize_t)len;
+}
 
 struct gba_fab_ep_attr {
 	/*

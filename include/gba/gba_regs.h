@@ -111,8 +111,16 @@ static inline int gba_seq_reached(uint32_t flag, uint32_t seq)
 
 /* ---- Compile-time checks: the map has no overlaps ------------------------- */
 
-#define GBA_REG_END_BEFORE(a_off, a_len, b_off) \
-	_Static_assert((a_off) + (a_len) <= (b_off), #a_off " overlaps " #b_off)
+/* C11 _Static_assert; C++11 static_assert (uct_gba.h includes this file) */
+#ifdef __cplusplus
+#define GBA_REG_STATIC_ASSERT static_assert
+#else
+#define GBA_REG_STATIC_ASSERT _Static_assert
+#endif
+
+#define GBA_REG_END_BEFORE(a_off, a_len, b_off)                          \
+	GBA_REG_STATIC_ASSERT((a_off) + (a_len) <= (b_off),               \
+			      #a_off " overlaps " #b_off)
 
 GBA_REG_END_BEFORE(GBA_REG_ID, 8, GBA_REG_VERSION);
 GBA_REG_END_BEFORE(GBA_REG_VERSION, 8, GBA_REG_NUM_GROUPS);
@@ -134,13 +142,16 @@ GBA_REG_END_BEFORE(GBA_ARRIVED_MASK(0), GBA_MASK_WORDS * 8, GBA_ERROR_INFO);
 GBA_REG_END_BEFORE(GBA_ERROR_INFO, 8, GBA_GROUP_WINDOW_END);
 GBA_REG_END_BEFORE(GBA_GROUP_WINDOW_END, 0, GBA_GROUP_REG_STRIDE);
 
-_Static_assert(GBA_MASK_WORDS * 64 >= GBA_MAX_MEMBERS, "mask too small");
-_Static_assert(GBA_RELEASE_ADDR(GBA_MAX_MEMBERS) == 0x16A0,
-	       "RELEASE_ADDR must end at 0x16A0");
-_Static_assert(GBA_BAR_SIZE == 0x50000, "BAR size");
-_Static_assert((GBA_ARRIVAL % 8) == 0 && (GBA_CONTROL % 8) == 0 &&
-	       (GBA_ERROR_INFO % 8) == 0, "64-bit registers are aligned");
+GBA_REG_STATIC_ASSERT(GBA_MASK_WORDS * 64 >= GBA_MAX_MEMBERS,
+		      "mask too small");
+GBA_REG_STATIC_ASSERT(GBA_RELEASE_ADDR(GBA_MAX_MEMBERS) == 0x16A0,
+		      "RELEASE_ADDR must end at 0x16A0");
+GBA_REG_STATIC_ASSERT(GBA_BAR_SIZE == 0x50000, "BAR size");
+GBA_REG_STATIC_ASSERT((GBA_ARRIVAL % 8) == 0 && (GBA_CONTROL % 8) == 0 &&
+			      (GBA_ERROR_INFO % 8) == 0,
+		      "64-bit registers are aligned");
 
 #undef GBA_REG_END_BEFORE
+#undef GBA_REG_STATIC_ASSERT
 
 #endif /* GBA_REGS_H */

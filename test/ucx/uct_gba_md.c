@@ -603,6 +603,40 @@ static void test_iface(uct_component_h component, uct_md_h md)
 			     i++)
 				uct_iface_progress(iface);
 			CHECK(guarded == 7);
+			/* a fetching atomic writes too: refused as well */
+			{
+				uct_completion_t comp;
+				uint64_t fetched = 99;
+
+				comp.func = zcopy_completed;
+				comp.count = 1;
+				comp.status = UCS_OK;
+				zcopy_done.count = 0;
+				CHECK(uct_ep_atomic64_fetch(
+					      ep, UCT_ATOMIC_OP_ADD, 1,
+					      &fetched, (uintptr_t)&guarded,
+					      rkey_ro.rkey,
+					      &comp) == UCS_INPROGRESS);
+				for (i = 0; i < 100000 && !zcopy_done.count;
+				     i++)
+					uct_iface_progress(iface);
+				CHECK(zcopy_done.count == 1 &&
+				      zcopy_done.status != UCS_OK);
+				CHECK(guarded == 7 && fetched == 99);
+				zcopy_done.count = 0;
+			}
+			/* an iov entry without a buffer is refused */
+			{
+				uct_iov_t iov = {.buffer = NULL,
+						 .length = 8,
+						 .memh = UCT_MEM_HANDLE_NULL,
+						 .count = 1};
+
+				fprintf(stderr, "(an error about iov entry 0 "
+						"is expected)\n");
+				CHECK(uct_ep_am_short_iov(ep, 3, &iov, 1) ==
+				      UCS_ERR_INVALID_PARAM);
+			}
 
 			/* a fence: the direct put after it waits for the
 			 * queued put before it */

@@ -139,20 +139,18 @@ static UCS_F_ALWAYS_INLINE ucs_status_t uct_gba_check_length(const char *what,
     return UCS_ERR_INVALID_PARAM;
 }
 
-/* uct_iov_t[] to struct iovec[]; UCS_ERR_INVALID_PARAM for too many
- * entries or strided ones */
+/* uct_iov_t[] to struct iovec[] of at most @max entries, checked by the
+ * core's gba_fab_iov_len; UCS_ERR_INVALID_PARAM for too many entries,
+ * strided ones, or one with a NULL buffer and a length */
 static ucs_status_t uct_gba_iov_convert(const uct_iov_t *iov, size_t iovcnt,
                                         struct iovec *vec, size_t max,
                                         size_t *total_p)
 {
-    size_t i, total = 0;
+    size_t i, bad = 0;
+    ssize_t total;
 
-    if (ucs_unlikely(iovcnt > max)) {
-        ucs_error("gba: %zu iov entries (at most %zu)", iovcnt, max);
-        return UCS_ERR_INVALID_PARAM;
-    }
-
-    for (i = 0; i < iovcnt; ++i) {
+    /* Too many entries: none is converted, gba_fab_iov_len says so */
+    for (i = 0; (iovcnt <= max) && (i < iovcnt); ++i) {
         if (ucs_unlikely((iov[i].count > 1) &&
                          (iov[i].stride != iov[i].length))) {
             ucs_error("gba: strided iov entries are not supported");
@@ -160,7 +158,18 @@ static ucs_status_t uct_gba_iov_convert(const uct_iov_t *iov, size_t iovcnt,
         }
         vec[i].iov_base = iov[i].buffer;
         vec[i].iov_len  = uct_iov_get_length(&iov[i]);
-        total += vec[i].iov_len;
+    }
+
+    total = gba_fab_iov_len(vec, iovcnt, max, SSIZE_MAX, &bad);
+    if (ucs_unlikely(total < 0)) {
+        if ((total == -E2BIG) || (total == -EINVAL)) {
+            ucs_error("gba: %zu iov entries (at most %zu)", iovcnt, max);
+        } else {
+            ucs_error("gba: iov entry %zu: %s (%zu bytes)", bad,
+                      (total == -EFAULT) ? "no buffer" : "too long",
+                      vec[bad].iov_len);
+        }
+        return UCS_ERR_INVALID_PARAM;
     }
 
     *total_p = total;
@@ -197,9 +206,9 @@ uct_gba_ep_direct(uct_gba_ep_t *ep, uct_rkey_t tl_rkey, uint64_t remote_addr,
     const uct_gba_rkey_t *rkey = (const uct_gba_rkey_t*)tl_rkey;
     uct_gba_iface_t *iface     = uct_gba_ep_iface(ep);
 
-    if ((rkey->local == NULL) || (remote_addr < rkey->address) ||
-        (length > rkey->length) ||
-        (remote_addr - rkey->address > rkey->length - length)) {
+    if ((rkey->local == NULL) ||
+        gba_fab_range_check(rkey->address, rkey->length, remote_addr,
+                            length)) {
         return NULL;
     }
     if (ucs_unlikely(ep->fenced || iface->fenced) &&

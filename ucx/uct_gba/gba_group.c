@@ -54,10 +54,6 @@
 #define UCT_GBA_WINDOW_KEY_ID(_index) (UCS_BIT(63) | (uint64_t)(_index))
 
 
-_Static_assert(UCT_GBA_GROUP_MAX_MEMBERS == GBA_MAX_MEMBERS, "limits");
-_Static_assert(UCT_GBA_MAX_GROUPS == GBA_MAX_GROUPS, "limits");
-
-
 /**
  * A member of a GBA barrier group
  */
@@ -165,8 +161,8 @@ static UCS_F_NOINLINE ucs_status_t uct_gba_switch_access_error(
         return UCS_ERR_INVALID_PARAM;
     }
 
-    if ((remote_addr < window->address) || (length > window->length) ||
-        (remote_addr - window->address > window->length - length)) {
+    if (gba_fab_range_check(window->address, window->length, remote_addr,
+                            length)) {
         ucs_diag("gba: switch ep of group %u: %s of %zu bytes at 0x%" PRIx64
                  " leaves the window 0x%" PRIx64 "..0x%" PRIx64,
                  group->index, what, length, remote_addr, window->address,

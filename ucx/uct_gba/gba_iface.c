@@ -269,35 +269,19 @@ static void uct_gba_iface_fab_complete(void *ctx, uint64_t cookie, int status)
 
 
 /* Target side of a put, get or atomic: the registration of @key must
- * contain the range and grant the access (all accesses when it was made
- * without UCT_MD_MEM_ACCESS_REMOTE_* flags) */
+ * contain the range and grant the access (uct_gba_md_memh_check) */
 static int uct_gba_iface_fab_mr_lookup(void *ctx, uint64_t key, uint64_t addr,
                                        size_t len, uint32_t access, void **ptr)
 {
     uct_gba_iface_t *iface = ctx;
-    unsigned need          = 0;
     uct_gba_memh_t *memh;
-    ucs_status_t status;
+    int ret;
 
-    status = uct_gba_md_memh_find(iface->md, key, addr, len, &memh);
-    if (status == UCS_ERR_NO_ELEM) {
-        return -ENOKEY;
-    } else if (status != UCS_OK) {
-        return -ERANGE;
+    ret = uct_gba_md_memh_check(iface->md, key, addr, len, access, &memh);
+    if (ret == 0) {
+        *ptr = (void*)(uintptr_t)addr;
     }
-
-    if (access & GBA_FAB_ACCESS_WRITE) {
-        need |= UCT_MD_MEM_ACCESS_REMOTE_PUT | UCT_MD_MEM_ACCESS_REMOTE_ATOMIC;
-    }
-    if (access & GBA_FAB_ACCESS_READ) {
-        need |= UCT_MD_MEM_ACCESS_REMOTE_GET | UCT_MD_MEM_ACCESS_REMOTE_ATOMIC;
-    }
-    if ((memh->flags & UCT_GBA_REMOTE_ACCESS) && !(memh->flags & need)) {
-        return -EACCES;
-    }
-
-    *ptr = (void *)(uintptr_t)addr;
-    return 0;
+    return ret;
 }
 
 static const struct gba_fab_ops uct_gba_iface_fab_ops = {

@@ -269,34 +269,53 @@ static ucs_status_t uct_gba_mkey_pack(uct_md_h tl_md, uct_mem_h tl_memh,
     return UCS_OK;
 }
 
-ucs_status_t uct_gba_md_memh_find(uct_gba_md_t *md, uint64_t key_id,
-                                  uint64_t address, size_t length,
-                                  uct_gba_memh_t **memh_p)
+/* The access bits (GBA_FAB_ACCESS_*) a registration with the
+ * UCT_MD_MEM_ACCESS_* @flags grants: puts write, gets read, atomics do both;
+ * none of the remote flags means all */
+static uint64_t uct_gba_md_memh_access(unsigned flags)
 {
-    ucs_status_t status = UCS_OK;
+    uint64_t access = 0;
+
+    if (!(flags & UCT_GBA_REMOTE_ACCESS) ||
+        (flags & UCT_MD_MEM_ACCESS_REMOTE_ATOMIC)) {
+        return GBA_FAB_ACCESS_READ | GBA_FAB_ACCESS_WRITE;
+    }
+    if (flags & UCT_MD_MEM_ACCESS_REMOTE_PUT) {
+        access |= GBA_FAB_ACCESS_WRITE;
+    }
+    if (flags & UCT_MD_MEM_ACCESS_REMOTE_GET) {
+        access |= GBA_FAB_ACCESS_READ;
+    }
+    return access;
+}
+
+int uct_gba_md_memh_check(uct_gba_md_t *md, uint64_t key_id, uint64_t address,
+                          size_t length, uint32_t access,
+                          uct_gba_memh_t **memh_p)
+{
+    struct gba_fab_region region;
     uct_gba_memh_t *memh;
     khiter_t iter;
-    uint64_t start;
+    int ret;
 
     ucs_spin_lock(&md->lock);
     iter = kh_get(uct_gba_memh, &md->memhs, key_id);
     if (iter == kh_end(&md->memhs)) {
-        status = UCS_ERR_NO_ELEM;
+        ret = gba_fab_region_check(NULL, address, length, access);
         goto out;
     }
 
-    memh  = kh_value(&md->memhs, iter);
-    start = (uintptr_t)memh->address;
-    if ((address < start) || (length > memh->length) ||
-        (address - start > memh->length - length)) {
-        status = UCS_ERR_OUT_OF_RANGE;
-        goto out;
+    memh          = kh_value(&md->memhs, iter);
+    region.base   = (uintptr_t)memh->address;
+    region.size   = memh->length;
+    region.access = uct_gba_md_memh_access(memh->flags);
+    ret           = gba_fab_region_check(&region, address, length, access);
+    if (ret == 0) {
+        *memh_p = memh;
     }
-
-    *memh_p = memh;
 out:
     ucs_spin_unlock(&md->lock);
-    return status;
+    return ret;
 }
 
 static void uct_gba_md_close(uct_md_h tl_md)
@@ -460,8 +479,7 @@ static ucs_status_t uct_gba_rkey_ptr(uct_component_t *component,
     if (rkey->local == NULL) {
         return UCS_ERR_UNSUPPORTED;
     }
-    if ((remote_addr < rkey->address) ||
-        (remote_addr - rkey->address >= rkey->length)) {
+    if (gba_fab_range_check(rkey->address, rkey->length, remote_addr, 1)) {
         return UCS_ERR_INVALID_ADDR;
     }
 

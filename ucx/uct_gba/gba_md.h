@@ -112,14 +112,18 @@ extern uct_component_t uct_gba_component;
 
 
 /**
- * Find the registration of @a key_id in @a md that contains
- * [@a address, @a address + @a length), for a remote access.
+ * Check a remote access of @a length bytes at @a address needing @a access
+ * (GBA_FAB_ACCESS_* bits) against the registration of @a key_id in @a md,
+ * with the core's gba_fab_region_check: the registration must grant every
+ * bit of @a access (puts write, gets read, atomics both; one made without
+ * UCT_MD_MEM_ACCESS_REMOTE_* flags grants all) and contain the range.
  *
- * @return UCS_OK and *@a memh_p, UCS_ERR_NO_ELEM for an unknown key id, or
- *         UCS_ERR_OUT_OF_RANGE when the range leaves the region.
+ * @return 0 and *@a memh_p, or the fabric engine's mr_lookup errors:
+ *         -ENOKEY for an unknown key id, -EACCES when the access is not
+ *         granted, -ERANGE when the range leaves the region.
  */
-ucs_status_t uct_gba_md_memh_find(uct_gba_md_t *md, uint64_t key_id,
-                                  uint64_t address, size_t length,
-                                  uct_gba_memh_t **memh_p);
+int uct_gba_md_memh_check(uct_gba_md_t *md, uint64_t key_id, uint64_t address,
+                          size_t length, uint32_t access,
+                          uct_gba_memh_t **memh_p);
 
 #endif

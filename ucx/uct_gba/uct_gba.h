@@ -24,8 +24,9 @@
  * reported).  See uct_gba(7), section GBA BARRIER.
  *
  * Installed as $prefix/include/gba/uct_gba.h; needs UCX's public headers
- * (libucx-dev).  A program calls these functions by linking libuct_gba.so
- * ($prefix/lib/ucx, e.g. -L$prefix/lib/ucx -luct_gba
+ * (libucx-dev) and <gba/gba_regs.h> (installed with it: compile with
+ * -I$prefix/include).  A program calls these functions by linking
+ * libuct_gba.so ($prefix/lib/ucx, e.g. -L$prefix/lib/ucx -luct_gba
  * -Wl,-rpath,$prefix/lib/ucx), which also registers the transport with the
  * running UCX when it is loaded.
  *
@@ -40,24 +41,31 @@
 #ifndef UCT_GBA_H_
 #define UCT_GBA_H_
 
+#include <gba/gba_regs.h>
 #include <uct/api/uct.h>
 #include <stdint.h>
 
 BEGIN_C_DECLS
 
 
+/*
+ * The register ABI's limits and doorbell encoding are those of
+ * <gba/gba_regs.h> (installed next to this header); the UCT_GBA_ names are
+ * this API's spelling of them.
+ */
+
 /** Largest number of members of one group (GBA_REG_MAX_MEMBERS) */
-#define UCT_GBA_GROUP_MAX_MEMBERS 708
+#define UCT_GBA_GROUP_MAX_MEMBERS GBA_MAX_MEMBERS
 
 /** Hardware groups per switch (GBA_REG_NUM_GROUPS) */
-#define UCT_GBA_MAX_GROUPS 32
+#define UCT_GBA_MAX_GROUPS GBA_MAX_GROUPS
 
 /**
  * ARRIVAL doorbell value: member @a _member_id arrives at barrier @a _seq
  * (both 32-bit; stored as one little-endian 64-bit word)
  */
-#define UCT_GBA_ARRIVAL_VALUE(_member_id, _seq)                                \
-    (((uint64_t)(uint32_t)(_member_id) << 32) | (uint64_t)(uint32_t)(_seq))
+#define UCT_GBA_ARRIVAL_VALUE(_member_id, _seq) \
+    GBA_ARRIVAL_VALUE(_member_id, _seq)
 
 
 /**
@@ -208,7 +216,7 @@ typedef struct uct_gba_group_attr {
  */
 static UCS_F_ALWAYS_INLINE int uct_gba_seq_reached(uint64_t flag, uint32_t seq)
 {
-    return (int32_t)((uint32_t)flag - seq) >= 0;
+    return gba_seq_reached((uint32_t)flag, seq);
 }
 
 

@@ -252,26 +252,28 @@ static bool gba_msg_take_unexp(struct gba_ep *ep, struct gba_rx_entry *re,
 
 /* ---- Receive verbs --------------------------------------------------------- */
 
-/* Validate @iov: 0 and the total in *@len, or -FI_EINVAL (logged). */
+/*
+ * Validate @iov (the core's gba_fab_iov_len): 0 and the total in *@len,
+ * or -FI_EINVAL (logged).
+ */
 static int gba_msg_iov_check(const struct iovec *iov, size_t count,
 			     size_t *len)
 {
-	size_t i, total = 0;
+	ssize_t total;
+	size_t i;
 
-	if (count > GBA_IOV_LIMIT || (count && !iov))
+	total = gba_fab_iov_len(iov, count, GBA_IOV_LIMIT, GBA_MAX_MSG_SIZE,
+				&i);
+	if (total == -E2BIG || total == -EINVAL)
 		return GBA_WARN_RET(FI_LOG_EP_DATA, -FI_EINVAL,
 				    "%zu iovs (limit %d)\n", count,
 				    GBA_IOV_LIMIT);
-	for (i = 0; i < count; i++) {
-		if ((!iov[i].iov_base && iov[i].iov_len) ||
-		    iov[i].iov_len > GBA_MAX_MSG_SIZE - total)
-			return GBA_WARN_RET(FI_LOG_EP_DATA, -FI_EINVAL,
-					    "bad iov entry %zu (NULL buffer "
-					    "or more than %zu bytes)\n",
-					    i, GBA_MAX_MSG_SIZE);
-		total += iov[i].iov_len;
-	}
-	*len = total;
+	if (total < 0)
+		return GBA_WARN_RET(FI_LOG_EP_DATA, -FI_EINVAL,
+				    "bad iov entry %zu (NULL buffer "
+				    "or more than %zu bytes)\n",
+				    i, GBA_MAX_MSG_SIZE);
+	*len = (size_t)total;
 	return 0;
 }
 

@@ -79,21 +79,15 @@ void gba_rma_report(struct gba_ep *ep, struct gba_ep *peer, int err,
 }
 
 /*
- * Total length of @iov; -1 if NULL entries with a length or more than
- * GBA_MAX_MSG_SIZE bytes (checked before adding: no wrap-around).
+ * Total length of @iov (the core's gba_fab_iov_len: at most GBA_IOV_LIMIT
+ * entries, no NULL entry with a length, at most GBA_MAX_MSG_SIZE bytes),
+ * or a negative errno: -E2BIG or -EINVAL for the array, -EFAULT or
+ * -EMSGSIZE for an entry.
  */
 static ssize_t gba_iov_len(const struct iovec *iov, size_t count)
 {
-	size_t i, len = 0;
-
-	for (i = 0; i < count; i++) {
-		if (!iov[i].iov_base && iov[i].iov_len)
-			return -1;
-		if (iov[i].iov_len > GBA_MAX_MSG_SIZE - len)
-			return -1;
-		len += iov[i].iov_len;
-	}
-	return (ssize_t)len;
+	return gba_fab_iov_len(iov, count, GBA_IOV_LIMIT, GBA_MAX_MSG_SIZE,
+			       NULL);
 }
 
 /*
@@ -104,9 +98,9 @@ static int gba_rma_check(const struct iovec *iov, size_t count,
 			 const struct fi_rma_iov *rma_iov, size_t rma_count,
 			 size_t *len)
 {
-	ssize_t total;
+	ssize_t total = gba_iov_len(iov, count);
 
-	if (count > GBA_IOV_LIMIT || (count && !iov))
+	if (total == -E2BIG || total == -EINVAL)
 		return GBA_WARN_RET(FI_LOG_EP_DATA, -FI_EINVAL,
 				    "RMA: %zu local iovs (limit %d)\n", count,
 				    GBA_IOV_LIMIT);
@@ -114,7 +108,6 @@ static int gba_rma_check(const struct iovec *iov, size_t count,
 		return GBA_WARN_RET(FI_LOG_EP_DATA, -FI_EINVAL,
 				    "RMA: %zu remote iovs (exactly %d)\n",
 				    rma_count, GBA_RMA_IOV_LIMIT);
-	total = gba_iov_len(iov, count);
 	if (total < 0)
 		return GBA_WARN_RET(FI_LOG_EP_DATA, -FI_EINVAL,
 				    "RMA: bad local iov (NULL buffer or more "
@@ -410,11 +403,11 @@ static ssize_t gba_rma_vec(struct fid_ep *ep_fid, bool write,
 
 	if (!ep)
 		return -FI_EINVAL;
-	if (count > GBA_IOV_LIMIT || (count && !iov))
+	len = gba_iov_len(iov, count);
+	if (len == -E2BIG || len == -EINVAL)
 		return GBA_WARN_RET(FI_LOG_EP_DATA, -FI_EINVAL,
 				    "RMA: %zu local iovs (limit %d)\n", count,
 				    GBA_IOV_LIMIT);
-	len = gba_iov_len(iov, count);
 	if (len < 0)
 		return GBA_WARN_RET(FI_LOG_EP_DATA, -FI_EINVAL,
 				    "RMA: bad local iov\n");
