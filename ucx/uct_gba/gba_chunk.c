@@ -46,10 +46,10 @@ void uct_gba_chunks_cleanup(uct_gba_chunks_t *chunks)
     uct_gba_chunk_map_t map;
 
     kh_foreach_value(&chunks->peers, map, {
-        gba_fab_seg_detach(map.addr);
+        gba_eng_seg_detach(map.addr);
     })
     kh_destroy_inplace(uct_gba_chunk_map, &chunks->peers);
-    gba_fab_seg_free(&chunks->tx);
+    gba_eng_seg_free(&chunks->tx);
 }
 
 /* The transmit region: chunks->count chunks */
@@ -61,7 +61,7 @@ static ucs_status_t uct_gba_chunks_alloc(uct_gba_chunks_t *chunks)
         return UCS_ERR_NO_MEMORY;
     }
 
-    ret = gba_fab_seg_alloc(chunks->count * chunks->stride, NULL,
+    ret = gba_eng_seg_alloc(chunks->count * chunks->stride, NULL,
                             &chunks->tx);
     if (ret < 0) {
         ucs_error("gba: cannot allocate the transmit region of %u chunks of "
@@ -82,7 +82,7 @@ static void uct_gba_chunks_reclaim(uct_gba_chunks_t *chunks)
     for (i = 0; i < chunks->count; ++i) {
         hdr = uct_gba_chunk_hdr(chunks, i);
         if (__atomic_load_n(&hdr->busy, __ATOMIC_ACQUIRE) &&
-            gba_fab_peer_gone(chunks->dest[i])) {
+            gba_eng_peer_gone(chunks->dest[i])) {
             ucs_debug("gba: chunk %u taken back from a receiver that is gone",
                       i);
             __atomic_store_n(&hdr->busy, 0, __ATOMIC_RELEASE);
@@ -123,7 +123,7 @@ ucs_status_t uct_gba_chunk_get(uct_gba_chunks_t *chunks, void **data_p)
     return UCS_ERR_NO_RESOURCE;
 }
 
-void uct_gba_chunk_send(uct_gba_chunks_t *chunks, struct gba_fab_peer *dest,
+void uct_gba_chunk_send(uct_gba_chunks_t *chunks, struct gba_eng_peer *dest,
                         uint32_t length, uct_gba_chunk_notice_t *notice)
 {
     uct_gba_chunk_hdr_t *hdr = uct_gba_chunk_hdr(chunks, chunks->cur);
@@ -165,10 +165,10 @@ static uint8_t *uct_gba_chunk_map(uct_gba_chunks_t *chunks, uint32_t pid,
         if (map->cookie == notice->cookie) {
             return map->addr;
         }
-        gba_fab_seg_detach(map->addr);
+        gba_eng_seg_detach(map->addr);
     }
 
-    ret = gba_fab_seg_attach(pid, notice->fd, notice->seg_len, notice->cookie,
+    ret = gba_eng_seg_attach(pid, notice->fd, notice->seg_len, notice->cookie,
                              &addr);
     if (ret < 0) {
         ucs_error("gba: cannot map the transmit region of process %u (fd %d): "

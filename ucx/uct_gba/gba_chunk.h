@@ -3,7 +3,7 @@
  * sender.
  *
  * am_bcopy packs into a chunk of the interface's transmit region, a
- * shared-memory region of the engine (gba_fab_seg_alloc) cut into
+ * shared-memory region of the engine (gba_eng_seg_alloc) cut into
  * UCX_GBA_TX_CHUNKS chunks of UCX_GBA_SEG_SIZE bytes, and sends the peer a
  * small notice naming the chunk.  The receiver maps the sender's region
  * (once per sender), hands the chunk's bytes to the handler and frees the
@@ -15,7 +15,7 @@
 #ifndef UCT_GBA_CHUNK_H_
 #define UCT_GBA_CHUNK_H_
 
-#include <gba/gba_fab.h>
+#include <gba/gba_eng.h>
 #include <ucs/datastruct/khash.h>
 #include <ucs/time/time.h>
 #include <ucs/type/status.h>
@@ -39,7 +39,7 @@
  */
 /* clang-format off */
 typedef struct uct_gba_chunk_notice {
-    uint64_t cookie;  /* The region's cookie (struct gba_fab_seg) */
+    uint64_t cookie;  /* The region's cookie (struct gba_eng_seg) */
     uint64_t seg_len; /* Length of the sender's region */
     uint64_t offset;  /* Offset of the chunk's header in the region */
     uint32_t length;  /* Bytes of the message */
@@ -53,7 +53,7 @@ typedef struct uct_gba_chunk_notice {
  */
 /* clang-format off */
 typedef struct uct_gba_chunk_map {
-    uint8_t  *addr;   /* Attached region (gba_fab_seg_attach) */
+    uint8_t  *addr;   /* Attached region (gba_eng_seg_attach) */
     uint64_t cookie;  /* Its cookie */
 } uct_gba_chunk_map_t;
 /* clang-format on */
@@ -68,7 +68,7 @@ KHASH_MAP_INIT_INT64(uct_gba_chunk_map, uct_gba_chunk_map_t);
  */
 /* clang-format off */
 typedef struct uct_gba_chunks {
-    struct gba_fab_seg        tx;      /* Transmit region; tx.addr NULL
+    struct gba_eng_seg        tx;      /* Transmit region; tx.addr NULL
                                           until the first large am_bcopy */
     size_t                    stride;  /* Bytes from chunk to chunk */
     size_t                    size;    /* Data bytes of a chunk */
@@ -76,7 +76,7 @@ typedef struct uct_gba_chunks {
     unsigned                  next;    /* Chunk to look at first */
     unsigned                  cur;     /* Chunk uct_gba_chunk_get gave */
     ucs_time_t                check_time; /* Next look for gone receivers */
-    struct gba_fab_peer       *dest[UCT_GBA_TX_CHUNKS_MAX]; /* Receivers */
+    struct gba_eng_peer       *dest[UCT_GBA_TX_CHUNKS_MAX]; /* Receivers */
     khash_t(uct_gba_chunk_map) peers;  /* Attached regions by pid << 32 | fd */
 } uct_gba_chunks_t;
 /* clang-format on */
@@ -108,7 +108,7 @@ ucs_status_t uct_gba_chunk_get(uct_gba_chunks_t *chunks, void **data_p);
  * receiver @a dest and fill the @a notice that names it;
  * uct_gba_chunk_unsend() undoes it when the notice could not be sent.
  */
-void uct_gba_chunk_send(uct_gba_chunks_t *chunks, struct gba_fab_peer *dest,
+void uct_gba_chunk_send(uct_gba_chunks_t *chunks, struct gba_eng_peer *dest,
                         uint32_t length, uct_gba_chunk_notice_t *notice);
 void uct_gba_chunk_unsend(uct_gba_chunks_t *chunks);
 

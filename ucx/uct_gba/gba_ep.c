@@ -140,7 +140,7 @@ static UCS_F_ALWAYS_INLINE ucs_status_t uct_gba_check_length(const char *what,
 }
 
 /* uct_iov_t[] to struct iovec[] of at most @max entries, checked by the
- * core's gba_fab_iov_len; UCS_ERR_INVALID_PARAM for too many entries,
+ * core's gba_eng_iov_len; UCS_ERR_INVALID_PARAM for too many entries,
  * strided ones, or one with a NULL buffer and a length */
 static ucs_status_t uct_gba_iov_convert(const uct_iov_t *iov, size_t iovcnt,
                                         struct iovec *vec, size_t max,
@@ -149,7 +149,7 @@ static ucs_status_t uct_gba_iov_convert(const uct_iov_t *iov, size_t iovcnt,
     size_t i, bad = 0;
     ssize_t total;
 
-    /* Too many entries: none is converted, gba_fab_iov_len says so */
+    /* Too many entries: none is converted, gba_eng_iov_len says so */
     for (i = 0; (iovcnt <= max) && (i < iovcnt); ++i) {
         if (ucs_unlikely((iov[i].count > 1) &&
                          (iov[i].stride != iov[i].length))) {
@@ -160,7 +160,7 @@ static ucs_status_t uct_gba_iov_convert(const uct_iov_t *iov, size_t iovcnt,
         vec[i].iov_len  = uct_iov_get_length(&iov[i]);
     }
 
-    total = gba_fab_iov_len(vec, iovcnt, max, SSIZE_MAX, &bad);
+    total = gba_eng_iov_len(vec, iovcnt, max, SSIZE_MAX, &bad);
     if (ucs_unlikely(total < 0)) {
         if ((total == -E2BIG) || (total == -EINVAL)) {
             ucs_error("gba: %zu iov entries (at most %zu)", iovcnt, max);
@@ -207,7 +207,7 @@ uct_gba_ep_direct(uct_gba_ep_t *ep, uct_rkey_t tl_rkey, uint64_t remote_addr,
     uct_gba_iface_t *iface     = uct_gba_ep_iface(ep);
 
     if ((rkey->local == NULL) ||
-        gba_fab_range_check(rkey->address, rkey->length, remote_addr,
+        gba_eng_range_check(rkey->address, rkey->length, remote_addr,
                             length)) {
         return NULL;
     }
@@ -284,7 +284,7 @@ static UCS_F_ALWAYS_INLINE ucs_status_t uct_gba_ep_am_send_inline(
     }
 
     return uct_gba_ep_start_status(
-            gba_fab_send(iface->fab_ep, ep->peer, vec, count, id, 0, 0, 0));
+            gba_eng_send(iface->eng_ep, ep->peer, vec, count, id, 0, 0, 0));
 }
 
 static ucs_status_t
@@ -321,12 +321,12 @@ static ucs_status_t uct_gba_ep_am_short_iov_nolock(uct_ep_h tl_ep, uint8_t id,
 {
     uct_gba_ep_t *ep       = ucs_derived_of(tl_ep, uct_gba_ep_t);
     uct_gba_iface_t *iface = uct_gba_ep_iface(ep);
-    struct iovec vec[GBA_FAB_MAX_IOV];
+    struct iovec vec[GBA_ENG_MAX_IOV];
     ucs_status_t status;
     size_t total;
 
     UCT_CHECK_AM_ID(id);
-    status = uct_gba_iov_convert(iov, iovcnt, vec, GBA_FAB_MAX_IOV, &total);
+    status = uct_gba_iov_convert(iov, iovcnt, vec, GBA_ENG_MAX_IOV, &total);
     if (status != UCS_OK) {
         return status;
     }
@@ -357,7 +357,7 @@ uct_gba_ep_am_chunk_send(uct_gba_ep_t *ep, uint8_t id, size_t length)
     vec.iov_base = &notice;
     vec.iov_len  = sizeof(notice);
     status       = uct_gba_ep_start_status(
-            gba_fab_send(iface->fab_ep, ep->peer, &vec, 1,
+            gba_eng_send(iface->eng_ep, ep->peer, &vec, 1,
                          id | UCT_GBA_TAG_CHUNK, 0, 0, 0));
     if (status != UCS_OK) {
         uct_gba_chunk_unsend(&iface->chunks);
@@ -433,7 +433,7 @@ uct_gba_ep_am_zcopy_nolock(uct_ep_h tl_ep, uint8_t id, const void *header,
 {
     uct_gba_ep_t *ep       = ucs_derived_of(tl_ep, uct_gba_ep_t);
     uct_gba_iface_t *iface = uct_gba_ep_iface(ep);
-    struct iovec vec[GBA_FAB_MAX_IOV];
+    struct iovec vec[GBA_ENG_MAX_IOV];
     ucs_status_t status;
     uct_gba_op_t *op;
     size_t total;
@@ -446,7 +446,7 @@ uct_gba_ep_am_zcopy_nolock(uct_ep_h tl_ep, uint8_t id, const void *header,
     if (status != UCS_OK) {
         return status;
     }
-    status = uct_gba_iov_convert(iov, iovcnt, vec + 1, GBA_FAB_MAX_IOV - 1,
+    status = uct_gba_iov_convert(iov, iovcnt, vec + 1, GBA_ENG_MAX_IOV - 1,
                                  &total);
     if (status != UCS_OK) {
         return status;
@@ -495,7 +495,7 @@ uct_gba_ep_am_zcopy_nolock(uct_ep_h tl_ep, uint8_t id, const void *header,
     memcpy(op->hdr, header, header_length);
     vec[0].iov_base = op->hdr;
     vec[0].iov_len  = header_length;
-    ret = gba_fab_send(iface->fab_ep, ep->peer, vec, iovcnt + 1, id, 0, 0,
+    ret = gba_eng_send(iface->eng_ep, ep->peer, vec, iovcnt + 1, id, 0, 0,
                        (uintptr_t)op);
     if (ret != 0) {
         ucs_mpool_put_inline(op);
@@ -528,10 +528,10 @@ static UCS_F_ALWAYS_INLINE ucs_status_t uct_gba_ep_rma(
     int ret;
 
     if (put) {
-        ret = gba_fab_put(iface->fab_ep, ep->peer, vec, count, remote_addr,
+        ret = gba_eng_put(iface->eng_ep, ep->peer, vec, count, remote_addr,
                           uct_gba_rkey_key_id(rkey), 0, 0, (uintptr_t)op);
     } else {
-        ret = gba_fab_get(iface->fab_ep, ep->peer, vec, count, remote_addr,
+        ret = gba_eng_get(iface->eng_ep, ep->peer, vec, count, remote_addr,
                           uct_gba_rkey_key_id(rkey), 0, (uintptr_t)op);
     }
 
@@ -635,14 +635,14 @@ static UCS_F_ALWAYS_INLINE ucs_status_t uct_gba_ep_rma_zcopy(
 {
     uct_gba_ep_t *ep       = ucs_derived_of(tl_ep, uct_gba_ep_t);
     uct_gba_iface_t *iface = uct_gba_ep_iface(ep);
-    struct iovec vec[GBA_FAB_MAX_IOV];
+    struct iovec vec[GBA_ENG_MAX_IOV];
     ucs_status_t status;
     uct_gba_op_t *op;
     size_t total;
 
     uint8_t *ptr;
 
-    status = uct_gba_iov_convert(iov, iovcnt, vec, GBA_FAB_MAX_IOV, &total);
+    status = uct_gba_iov_convert(iov, iovcnt, vec, GBA_ENG_MAX_IOV, &total);
     if (status != UCS_OK) {
         return status;
     }
@@ -750,23 +750,23 @@ uct_gba_ep_get_bcopy_nolock(uct_ep_h tl_ep, uct_unpack_callback_t unpack_cb,
 
 
 /* Atomics: executed by the target's CPU (the engine's built-in executor:
- * the operation is an enum gba_fab_atomic_op, the datatype the size) */
+ * the operation is an enum gba_eng_atomic_op, the datatype the size) */
 
 static UCS_F_ALWAYS_INLINE int uct_gba_atomic_op(unsigned opcode)
 {
     switch (opcode) {
     case UCT_ATOMIC_OP_ADD:
-        return GBA_FAB_AOP_ADD;
+        return GBA_ENG_AOP_ADD;
     case UCT_ATOMIC_OP_AND:
-        return GBA_FAB_AOP_AND;
+        return GBA_ENG_AOP_AND;
     case UCT_ATOMIC_OP_OR:
-        return GBA_FAB_AOP_OR;
+        return GBA_ENG_AOP_OR;
     case UCT_ATOMIC_OP_XOR:
-        return GBA_FAB_AOP_XOR;
+        return GBA_ENG_AOP_XOR;
     case UCT_ATOMIC_OP_SWAP:
-        return GBA_FAB_AOP_SWAP;
+        return GBA_ENG_AOP_SWAP;
     case UCT_ATOMIC_OP_CSWAP:
-        return GBA_FAB_AOP_CSWAP;
+        return GBA_ENG_AOP_CSWAP;
     default:
         return -1;
     }
@@ -785,7 +785,7 @@ uct_gba_ep_atomic(uct_ep_h tl_ep, unsigned opcode, size_t size,
     int ret;
 
     if (ucs_unlikely((op_code < 0) ||
-                     ((result == NULL) && (op_code == GBA_FAB_AOP_SWAP)))) {
+                     ((result == NULL) && (op_code == GBA_ENG_AOP_SWAP)))) {
         ucs_error("gba: unsupported atomic%zu operation %u%s", size * 8, opcode,
                   (result == NULL) ? " (post)" : "");
         return UCS_ERR_UNSUPPORTED;
@@ -799,7 +799,7 @@ uct_gba_ep_atomic(uct_ep_h tl_ep, unsigned opcode, size_t size,
 
     ptr = uct_gba_ep_direct(ep, rkey, remote_addr, size);
     if (ucs_likely(ptr != NULL)) {
-        gba_fab_atomic_one(op_code, size, ptr, operand, compare, result);
+        gba_eng_atomic_one(op_code, size, ptr, operand, compare, result);
         return UCS_OK;
     }
 
@@ -808,7 +808,7 @@ uct_gba_ep_atomic(uct_ep_h tl_ep, unsigned opcode, size_t size,
         return UCS_ERR_NO_MEMORY;
     }
 
-    ret = gba_fab_atomic(iface->fab_ep, ep->peer, op_code, size, size, 1,
+    ret = gba_eng_atomic(iface->eng_ep, ep->peer, op_code, size, size, 1,
                          operand, compare, result, remote_addr,
                          uct_gba_rkey_key_id(rkey), 0, 0, (uintptr_t)op);
     if (ucs_unlikely(ret < 0)) {
@@ -1072,7 +1072,7 @@ static UCS_CLASS_INIT_FUNC(uct_gba_ep_t, const uct_ep_params_t *params)
     }
 
     uct_gba_iface_enter(iface);
-    ret = gba_fab_peer_get(iface->fab_ep, iface_addr, &self->peer);
+    ret = gba_eng_peer_get(iface->eng_ep, iface_addr, &self->peer);
     uct_gba_iface_leave(iface);
     if (ret < 0) {
         ucs_diag("gba: cannot reach interface %u/%u: %s", iface_addr->pid,
@@ -1084,7 +1084,7 @@ static UCS_CLASS_INIT_FUNC(uct_gba_ep_t, const uct_ep_params_t *params)
     self->failed   = 0;
     self->fenced   = 0;
     self->loopback = gba_addr_equal(iface_addr,
-                                    gba_fab_ep_addr(iface->fab_ep));
+                                    gba_eng_ep_addr(iface->eng_ep));
     ucs_debug("gba: ep %p to %u/%u", self, iface_addr->pid, iface_addr->ep_id);
     return UCS_OK;
 }

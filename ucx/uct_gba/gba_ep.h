@@ -5,7 +5,7 @@
  * gets and atomics whose remote key gives direct access (memory the md
  * allocated in a peer on this host, or any registration of this process;
  * see gba_md.h) are CPU stores, loads and atomics, complete on return.
- * Every other operation goes through the engine (gba/gba_fab.h), which
+ * Every other operation goes through the engine (gba/gba_eng.h), which
  * executes the operations of one endpoint at the target in issue order.
  * A fence makes direct accesses wait until the queued operations issued
  * before it completed.  Active messages to the endpoint's own interface
@@ -31,7 +31,7 @@
 /* clang-format off */
 typedef struct uct_gba_ep {
     uct_base_ep_t       super;
-    struct gba_fab_peer *peer;    /* Engine peer handle */
+    struct gba_eng_peer *peer;    /* Engine peer handle */
     ucs_list_link_t     ops;      /* Outstanding operations, issue order */
     int                 failed;   /* The peer failed; reported once */
     int                 fenced;   /* A fence waits for queued operations */

@@ -161,7 +161,7 @@ static UCS_F_NOINLINE ucs_status_t uct_gba_switch_access_error(
         return UCS_ERR_INVALID_PARAM;
     }
 
-    if (gba_fab_range_check(window->address, window->length, remote_addr,
+    if (gba_eng_range_check(window->address, window->length, remote_addr,
                             length)) {
         ucs_diag("gba: switch ep of group %u: %s of %zu bytes at 0x%" PRIx64
                  " leaves the window 0x%" PRIx64 "..0x%" PRIx64,

@@ -117,19 +117,19 @@ ucs_status_t uct_gba_status(int err)
 }
 
 
-/* Engine callbacks (struct gba_fab_ops), called from uct_gba_iface_progress */
+/* Engine callbacks (struct gba_eng_ops), called from uct_gba_iface_progress */
 
 /* A message or completion the timer's progress took, kept for the thread
  * that progresses the worker (UCP's callbacks run there only) */
 typedef struct {
     ucs_queue_elem_t queue;
-    struct gba_fab_rx *rx; /* gba_fab_rx_hold() copy */
+    struct gba_eng_rx *rx; /* gba_eng_rx_hold() copy */
 } uct_gba_deferred_rx_t;
 
 static void
-uct_gba_iface_am_deliver(uct_gba_iface_t *iface, struct gba_fab_rx *rx);
+uct_gba_iface_am_deliver(uct_gba_iface_t *iface, struct gba_eng_rx *rx);
 
-static void uct_gba_iface_fab_recv(void *ctx, struct gba_fab_rx *rx)
+static void uct_gba_iface_fab_recv(void *ctx, struct gba_eng_rx *rx)
 {
     uct_gba_iface_t *iface = ctx;
     uct_gba_deferred_rx_t *deferred;
@@ -141,22 +141,22 @@ static void uct_gba_iface_fab_recv(void *ctx, struct gba_fab_rx *rx)
 
     deferred = ucs_malloc(sizeof(*deferred), "gba_deferred_rx");
     if (deferred != NULL) {
-        deferred->rx = gba_fab_rx_hold(rx);
+        deferred->rx = gba_eng_rx_hold(rx);
     }
     if ((deferred == NULL) || (deferred->rx == NULL)) {
         ucs_error("gba: out of memory keeping a message from %u/%u",
                   rx->src.pid, rx->src.ep_id);
         ucs_free(deferred);
-        gba_fab_rx_done(iface->fab_ep, rx, -ENOMEM);
+        gba_eng_rx_done(iface->eng_ep, rx, -ENOMEM);
         return;
     }
-    /* The original is finished by the copy's gba_fab_rx_done */
+    /* The original is finished by the copy's gba_eng_rx_done */
     ucs_queue_push(&iface->deferred_rx, &deferred->queue);
 }
 
 /* Deliver active message @rx to its handler, then finish it */
 static void
-uct_gba_iface_am_deliver(uct_gba_iface_t *iface, struct gba_fab_rx *rx)
+uct_gba_iface_am_deliver(uct_gba_iface_t *iface, struct gba_eng_rx *rx)
 {
     uint64_t id = rx->tag & ~(uint64_t)UCT_GBA_TAG_CHUNK;
     uct_gba_chunk_notice_t notice;
@@ -172,14 +172,14 @@ uct_gba_iface_am_deliver(uct_gba_iface_t *iface, struct gba_fab_rx *rx)
         ucs_error("gba: dropped a message with active message id %" PRIu64
                   " (tag 0x%" PRIx64 ", %" PRIu64 " bytes) from %u/%u",
                   id, rx->tag, rx->len, rx->src.pid, rx->src.ep_id);
-        gba_fab_rx_done(iface->fab_ep, rx, -EINVAL);
+        gba_eng_rx_done(iface->eng_ep, rx, -EINVAL);
         return;
     }
 
     if (rx->tag & UCT_GBA_TAG_CHUNK) {
         /* A notice: the message is in a chunk of the sender's region */
         memcpy(&notice, rx->payload, sizeof(notice));
-        gba_fab_rx_done(iface->fab_ep, rx, 0);
+        gba_eng_rx_done(iface->eng_ep, rx, 0);
         if (uct_gba_chunk_recv(&iface->chunks, rx->src.pid, &notice, &data) !=
             UCS_OK) {
             return; /* logged; the sender's chunk stays busy */
@@ -197,7 +197,7 @@ uct_gba_iface_am_deliver(uct_gba_iface_t *iface, struct gba_fab_rx *rx)
                            rx->payload, rx->len, "RX: AM");
         uct_iface_invoke_am(&iface->super, id, (void *)rx->payload, rx->len,
                             0);
-        gba_fab_rx_done(iface->fab_ep, rx, 0);
+        gba_eng_rx_done(iface->eng_ep, rx, 0);
         return;
     }
 
@@ -207,7 +207,7 @@ uct_gba_iface_am_deliver(uct_gba_iface_t *iface, struct gba_fab_rx *rx)
         ucs_error("gba: dropped an active message of %" PRIu64
                   " bytes from %u/%u (UCX_GBA_SEG_SIZE is %zu)",
                   rx->len, rx->src.pid, rx->src.ep_id, iface->seg_size);
-        gba_fab_rx_done(iface->fab_ep, rx, -EMSGSIZE);
+        gba_eng_rx_done(iface->eng_ep, rx, -EMSGSIZE);
         return;
     }
 
@@ -215,7 +215,7 @@ uct_gba_iface_am_deliver(uct_gba_iface_t *iface, struct gba_fab_rx *rx)
     if (ucs_unlikely(elem == NULL)) {
         ucs_error("gba: out of receive descriptors for a message from %u/%u",
                   rx->src.pid, rx->src.ep_id);
-        gba_fab_rx_done(iface->fab_ep, rx, -ENOMEM);
+        gba_eng_rx_done(iface->eng_ep, rx, -ENOMEM);
         return;
     }
 
@@ -223,17 +223,17 @@ uct_gba_iface_am_deliver(uct_gba_iface_t *iface, struct gba_fab_rx *rx)
     data         = UCS_PTR_BYTE_OFFSET(desc, iface->rx_headroom);
     vec.iov_base = data;
     vec.iov_len  = rx->len;
-    copied       = gba_fab_rx_copy(iface->fab_ep, rx, &vec, 1, 0);
+    copied       = gba_eng_rx_copy(iface->eng_ep, rx, &vec, 1, 0);
     if (ucs_unlikely(copied != (ssize_t)rx->len)) {
         ucs_error("gba: cannot read an active message from %u/%u: %s",
                   rx->src.pid, rx->src.ep_id,
                   (copied < 0) ? strerror(-copied) : "short copy");
-        gba_fab_rx_done(iface->fab_ep, rx, (copied < 0) ? copied : -EIO);
+        gba_eng_rx_done(iface->eng_ep, rx, (copied < 0) ? copied : -EIO);
         ucs_mpool_put_inline(elem);
         return;
     }
     /* The sender's buffer is free: answer before the handler runs */
-    gba_fab_rx_done(iface->fab_ep, rx, 0);
+    gba_eng_rx_done(iface->eng_ep, rx, 0);
 
     uct_recv_desc(desc) = &iface->release_desc;
     uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_RECV, (uint8_t)id, data,
@@ -284,7 +284,7 @@ static int uct_gba_iface_fab_mr_lookup(void *ctx, uint64_t key, uint64_t addr,
     return ret;
 }
 
-static const struct gba_fab_ops uct_gba_iface_fab_ops = {
+static const struct gba_eng_ops uct_gba_iface_fab_ops = {
         .recv      = uct_gba_iface_fab_recv,
         .complete  = uct_gba_iface_fab_complete,
         .mr_lookup = uct_gba_iface_fab_mr_lookup,
@@ -328,7 +328,7 @@ static unsigned uct_gba_iface_progress_nolock(uct_gba_iface_t *iface)
         count += uct_gba_iface_drain_deferred(iface);
     }
 
-    ret = gba_fab_progress(iface->fab_ep);
+    ret = gba_eng_progress(iface->eng_ep);
     if (ret > 0) {
         count += ret;
     }
@@ -374,7 +374,7 @@ uct_gba_iface_async_progress(int id, ucs_event_set_types_t events, void *arg)
     }
 
     iface->in_async = 1;
-    while (gba_fab_progress(iface->fab_ep) > 0) {
+    while (gba_eng_progress(iface->eng_ep) > 0) {
     }
     iface->in_async = 0;
 }
@@ -455,7 +455,7 @@ uct_gba_iface_query(uct_iface_h tl_iface, uct_iface_attr_t *iface_attr)
     iface_attr->cap.put.max_zcopy       = SIZE_MAX;
     iface_attr->cap.put.opt_zcopy_align = 1;
     iface_attr->cap.put.align_mtu       = 1;
-    iface_attr->cap.put.max_iov         = GBA_FAB_MAX_IOV;
+    iface_attr->cap.put.max_iov         = GBA_ENG_MAX_IOV;
 
     iface_attr->cap.get.max_short       = 0;
     iface_attr->cap.get.max_bcopy       = iface->seg_size;
@@ -463,7 +463,7 @@ uct_gba_iface_query(uct_iface_h tl_iface, uct_iface_attr_t *iface_attr)
     iface_attr->cap.get.max_zcopy       = SIZE_MAX;
     iface_attr->cap.get.opt_zcopy_align = 1;
     iface_attr->cap.get.align_mtu       = 1;
-    iface_attr->cap.get.max_iov         = GBA_FAB_MAX_IOV;
+    iface_attr->cap.get.max_iov         = GBA_ENG_MAX_IOV;
 
     iface_attr->cap.am.max_short       = UCT_GBA_MAX_INLINE;
     iface_attr->cap.am.max_bcopy       = iface->chunks.count ?
@@ -474,7 +474,7 @@ uct_gba_iface_query(uct_iface_h tl_iface, uct_iface_attr_t *iface_attr)
     iface_attr->cap.am.opt_zcopy_align = 1;
     iface_attr->cap.am.align_mtu       = 1;
     iface_attr->cap.am.max_hdr         = UCT_GBA_AM_MAX_HDR;
-    iface_attr->cap.am.max_iov         = GBA_FAB_MAX_IOV - 1;
+    iface_attr->cap.am.max_iov         = GBA_ENG_MAX_IOV - 1;
 
     iface_attr->latency             = ucs_linear_func_make(iface->latency, 0);
     iface_attr->bandwidth.dedicated = 0;
@@ -490,7 +490,7 @@ uct_gba_iface_get_address(uct_iface_h tl_iface, uct_iface_addr_t *addr)
     uct_gba_iface_t *iface = ucs_derived_of(tl_iface, uct_gba_iface_t);
 
     /* UCP packs addresses at any alignment */
-    memcpy(addr, gba_fab_ep_addr(iface->fab_ep), sizeof(uct_gba_iface_addr_t));
+    memcpy(addr, gba_eng_ep_addr(iface->eng_ep), sizeof(uct_gba_iface_addr_t));
     return UCS_OK;
 }
 
@@ -536,7 +536,7 @@ static UCS_CLASS_INIT_FUNC(uct_gba_iface_t, uct_md_h md, uct_worker_h worker,
 {
     uct_gba_iface_config_t *config = ucs_derived_of(tl_config,
                                                     uct_gba_iface_config_t);
-    struct gba_fab_ep_attr attr;
+    struct gba_eng_ep_attr attr;
     ucs_status_t status;
     int ret;
 
@@ -650,7 +650,7 @@ static UCS_CLASS_INIT_FUNC(uct_gba_iface_t, uct_md_h md, uct_worker_h worker,
     attr.max_ops  = config->max_ops;
     attr.ops      = &uct_gba_iface_fab_ops;
     attr.ctx      = self;
-    ret           = gba_fab_ep_open(&attr, &self->fab_ep);
+    ret           = gba_eng_ep_open(&attr, &self->eng_ep);
     if (ret < 0) {
         ucs_error("gba: cannot open the fabric endpoint: %s", strerror(-ret));
         status = uct_gba_status(ret);
@@ -666,14 +666,14 @@ static UCS_CLASS_INIT_FUNC(uct_gba_iface_t, uct_md_h md, uct_worker_h worker,
         if (status != UCS_OK) {
             ucs_error("gba: cannot start the async progress: %s",
                       ucs_status_string(status));
-            gba_fab_ep_close(self->fab_ep);
+            gba_eng_ep_close(self->eng_ep);
             goto err_bufs;
         }
     }
 
     ucs_debug("gba: opened iface %p on md %p, address %u/%u", self, md,
-              gba_fab_ep_addr(self->fab_ep)->pid,
-              gba_fab_ep_addr(self->fab_ep)->ep_id);
+              gba_eng_ep_addr(self->eng_ep)->pid,
+              gba_eng_ep_addr(self->eng_ep)->ep_id);
     return UCS_OK;
 
 err_bufs:
@@ -699,11 +699,11 @@ static UCS_CLASS_CLEANUP_FUNC(uct_gba_iface_t)
     while (!ucs_queue_is_empty(&self->deferred_rx)) {
         deferred = ucs_queue_pull_elem_non_empty(&self->deferred_rx,
                                                  uct_gba_deferred_rx_t, queue);
-        gba_fab_rx_done(self->fab_ep, deferred->rx, -ECANCELED);
+        gba_eng_rx_done(self->eng_ep, deferred->rx, -ECANCELED);
         ucs_free(deferred);
     }
     /* Outstanding operations are dropped by the engine, without callbacks */
-    gba_fab_ep_close(self->fab_ep);
+    gba_eng_ep_close(self->eng_ep);
     uct_gba_chunks_cleanup(&self->chunks);
     ucs_free(self->tx_buf);
     /* Descriptors a handler kept are the user's to release (no check) */

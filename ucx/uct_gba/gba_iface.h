@@ -1,7 +1,7 @@
 /**
  * uct_gba: the "gba" transport's interface.
  *
- * An interface owns one endpoint of the GBA fabric engine (gba/gba_fab.h):
+ * An interface owns one endpoint of the GBA fabric engine (gba/gba_eng.h):
  * its address is the interface address, its receive queue brings active
  * messages and the remote puts, gets and atomics other processes execute
  * here, and iface_progress drives it.  UCT endpoints are peer handles of
@@ -15,7 +15,7 @@
 #include "gba_md.h"
 
 #include <gba/gba_addr.h>
-#include <gba/gba_fab.h>
+#include <gba/gba_eng.h>
 #include <uct/base/uct_iface.h>
 #include <ucs/async/async.h>
 #include <ucs/datastruct/list.h>
@@ -25,7 +25,7 @@
 
 /* Largest active message or bcopy put that travels inside the peer's
  * receive queue; UCT's am_short header is part of it */
-#define UCT_GBA_MAX_INLINE GBA_FAB_INLINE
+#define UCT_GBA_MAX_INLINE GBA_ENG_INLINE
 
 
 /**
@@ -64,7 +64,7 @@ typedef uint64_t uct_gba_device_addr_t;
 typedef struct uct_gba_iface {
     uct_base_iface_t  super;
     uct_gba_md_t      *md;          /* Memory domain, for remote accesses */
-    struct gba_fab_ep *fab_ep;      /* Engine endpoint */
+    struct gba_eng_ep *eng_ep;      /* Engine endpoint */
     size_t            seg_size;     /* UCX_GBA_SEG_SIZE */
     double            latency;      /* UCX_GBA_LATENCY */
     double            bandwidth;    /* UCX_GBA_BANDWIDTH */
@@ -119,7 +119,7 @@ unsigned uct_gba_iface_progress(uct_iface_h tl_iface);
 
 
 /**
- * Map a negative errno of the engine (gba/gba_fab.h) to a UCS status.
+ * Map a negative errno of the engine (gba/gba_eng.h) to a UCS status.
  */
 ucs_status_t uct_gba_status(int err);
 

@@ -196,7 +196,7 @@ static ucs_status_t uct_gba_mem_alloc(uct_md_h tl_md, size_t *length_p,
         return UCS_ERR_NO_MEMORY;
     }
 
-    ret = gba_fab_seg_alloc(*length_p, fixed, &memh->seg);
+    ret = gba_eng_seg_alloc(*length_p, fixed, &memh->seg);
     if (ret < 0) {
         uct_md_log_mem_reg_error(flags,
                                  "gba: failed to allocate %zu bytes%s for %s: "
@@ -224,7 +224,7 @@ static ucs_status_t uct_gba_mem_alloc(uct_md_h tl_md, size_t *length_p,
     return UCS_OK;
 
 err_free_seg:
-    gba_fab_seg_free(&memh->seg);
+    gba_eng_seg_free(&memh->seg);
 err_free_memh:
     ucs_free(memh);
     return status;
@@ -242,7 +242,7 @@ static ucs_status_t uct_gba_mem_free(uct_md_h tl_md, uct_mem_h tl_memh)
         return status;
     }
 
-    gba_fab_seg_free(&memh->seg);
+    gba_eng_seg_free(&memh->seg);
     ucs_free(memh);
     return UCS_OK;
 }
@@ -269,7 +269,7 @@ static ucs_status_t uct_gba_mkey_pack(uct_md_h tl_md, uct_mem_h tl_memh,
     return UCS_OK;
 }
 
-/* The access bits (GBA_FAB_ACCESS_*) a registration with the
+/* The access bits (GBA_ENG_ACCESS_*) a registration with the
  * UCT_MD_MEM_ACCESS_* @flags grants: puts write, gets read, atomics do both;
  * none of the remote flags means all */
 static uint64_t uct_gba_md_memh_access(unsigned flags)
@@ -278,13 +278,13 @@ static uint64_t uct_gba_md_memh_access(unsigned flags)
 
     if (!(flags & UCT_GBA_REMOTE_ACCESS) ||
         (flags & UCT_MD_MEM_ACCESS_REMOTE_ATOMIC)) {
-        return GBA_FAB_ACCESS_READ | GBA_FAB_ACCESS_WRITE;
+        return GBA_ENG_ACCESS_READ | GBA_ENG_ACCESS_WRITE;
     }
     if (flags & UCT_MD_MEM_ACCESS_REMOTE_PUT) {
-        access |= GBA_FAB_ACCESS_WRITE;
+        access |= GBA_ENG_ACCESS_WRITE;
     }
     if (flags & UCT_MD_MEM_ACCESS_REMOTE_GET) {
-        access |= GBA_FAB_ACCESS_READ;
+        access |= GBA_ENG_ACCESS_READ;
     }
     return access;
 }
@@ -293,7 +293,7 @@ int uct_gba_md_memh_check(uct_gba_md_t *md, uint64_t key_id, uint64_t address,
                           size_t length, uint32_t access,
                           uct_gba_memh_t **memh_p)
 {
-    struct gba_fab_region region;
+    struct gba_eng_region region;
     uct_gba_memh_t *memh;
     khiter_t iter;
     int ret;
@@ -301,7 +301,7 @@ int uct_gba_md_memh_check(uct_gba_md_t *md, uint64_t key_id, uint64_t address,
     ucs_spin_lock(&md->lock);
     iter = kh_get(uct_gba_memh, &md->memhs, key_id);
     if (iter == kh_end(&md->memhs)) {
-        ret = gba_fab_region_check(NULL, address, length, access);
+        ret = gba_eng_region_check(NULL, address, length, access);
         goto out;
     }
 
@@ -309,7 +309,7 @@ int uct_gba_md_memh_check(uct_gba_md_t *md, uint64_t key_id, uint64_t address,
     region.base   = (uintptr_t)memh->address;
     region.size   = memh->length;
     region.access = uct_gba_md_memh_access(memh->flags);
-    ret           = gba_fab_region_check(&region, address, length, access);
+    ret           = gba_eng_region_check(&region, address, length, access);
     if (ret == 0) {
         *memh_p = memh;
     }
@@ -329,7 +329,7 @@ static void uct_gba_md_close(uct_md_h tl_md)
     }
     for (iter = kh_begin(&md->memhs); iter != kh_end(&md->memhs); ++iter) {
         if (kh_exist(&md->memhs, iter)) {
-            gba_fab_seg_free(&kh_value(&md->memhs, iter)->seg);
+            gba_eng_seg_free(&kh_value(&md->memhs, iter)->seg);
             ucs_free(kh_value(&md->memhs, iter));
         }
     }
@@ -424,7 +424,7 @@ static uint8_t *uct_gba_rkey_local(const uct_gba_packed_rkey_t *packed,
         return NULL;
     }
 
-    ret = gba_fab_seg_attach(packed->pid, packed->seg_fd, packed->length,
+    ret = gba_eng_seg_attach(packed->pid, packed->seg_fd, packed->length,
                              packed->seg_cookie, &map);
     if (ret < 0) {
         /* Still reachable, through the queue */
@@ -479,7 +479,7 @@ static ucs_status_t uct_gba_rkey_ptr(uct_component_t *component,
     if (rkey->local == NULL) {
         return UCS_ERR_UNSUPPORTED;
     }
-    if (gba_fab_range_check(rkey->address, rkey->length, remote_addr, 1)) {
+    if (gba_eng_range_check(rkey->address, rkey->length, remote_addr, 1)) {
         return UCS_ERR_INVALID_ADDR;
     }
 
@@ -493,7 +493,7 @@ uct_gba_rkey_release(uct_component_t *component, uct_rkey_t tl_rkey,
 {
     uct_gba_rkey_t *rkey = (uct_gba_rkey_t*)tl_rkey;
 
-    gba_fab_seg_detach(rkey->map);
+    gba_eng_seg_detach(rkey->map);
     ucs_free(rkey);
     return UCS_OK;
 }

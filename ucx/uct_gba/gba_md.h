@@ -7,7 +7,7 @@
  * target needs to check a remote access (the fabric engine's mr_lookup).
  *
  * Memory the memory domain allocates (uct_md_mem_alloc) is a shared-memory
- * region of the fabric engine (gba_fab_seg_alloc): its remote key also
+ * region of the fabric engine (gba_eng_seg_alloc): its remote key also
  * names the region, and a peer on the same host that unpacks it maps the
  * region and reaches it directly, with CPU stores, loads and atomics, like
  * UCX's posix transport.  A remote key unpacked in the process that packed
@@ -18,7 +18,7 @@
 #ifndef UCT_GBA_MD_H_
 #define UCT_GBA_MD_H_
 
-#include <gba/gba_fab.h>
+#include <gba/gba_eng.h>
 #include <uct/base/uct_md.h>
 #include <ucs/datastruct/khash.h>
 #include <ucs/type/spinlock.h>
@@ -53,7 +53,7 @@ typedef struct uct_gba_memh {
     size_t             length;   /* Length of the region */
     uint64_t           key_id;   /* Key id, unique within the memory domain */
     unsigned           flags;    /* UCT_MD_MEM_ACCESS_* flags */
-    struct gba_fab_seg seg;      /* Allocated memory; seg.addr NULL if not */
+    struct gba_eng_seg seg;      /* Allocated memory; seg.addr NULL if not */
 } uct_gba_memh_t;
 /* clang-format on */
 
@@ -113,8 +113,8 @@ extern uct_component_t uct_gba_component;
 
 /**
  * Check a remote access of @a length bytes at @a address needing @a access
- * (GBA_FAB_ACCESS_* bits) against the registration of @a key_id in @a md,
- * with the core's gba_fab_region_check: the registration must grant every
+ * (GBA_ENG_ACCESS_* bits) against the registration of @a key_id in @a md,
+ * with the core's gba_eng_region_check: the registration must grant every
  * bit of @a access (puts write, gets read, atomics both; one made without
  * UCT_MD_MEM_ACCESS_REMOTE_* flags grants all) and contain the range.
  *

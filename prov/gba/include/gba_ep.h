@@ -30,7 +30,7 @@ struct gba_swc_op;
 struct gba_swc_msg {
 	TAILQ_ENTRY(gba_swc_msg) entry;
 	uint64_t key;
-	struct gba_fab_rx *rx; /* held */
+	struct gba_eng_rx *rx; /* held */
 };
 TAILQ_HEAD(gba_swc_msg_list, gba_swc_msg);
 
@@ -75,14 +75,14 @@ struct gba_ep {
 	struct gba_join_count *join_counts; /* uthash: joins per member list */
 	LIST_ENTRY(gba_ep) registry;	    /* process-wide list (gba_ep.c) */
 	/* Data path to peers (gba_peer.c, gba_msg.c), under @lock. */
-	struct gba_fab_ep *fab;		      /* the engine endpoint */
+	struct gba_eng_ep *eng;		      /* the engine endpoint */
 	struct gba_tx_req *tx_reqs, *tx_free; /* outstanding transmits */
 	struct gba_rx_entry *rx_entries, *rx_free; /* posted receives */
 	TAILQ_HEAD(gba_rx_list, gba_rx_entry) posted[2]; /* [tagged] */
 	TAILQ_HEAD(gba_unexp_list, gba_unexp) unexp[2];	 /* [tagged] */
 	size_t min_multi_recv;				 /* FI_OPT_MIN_MULTI_RECV */
 	fi_addr_t peer_cache_dest; /* last destination resolved */
-	struct gba_fab_peer *peer_cache;
+	struct gba_eng_peer *peer_cache;
 	uint64_t peer_cache_gen;
 	uint64_t src_cache_key; /* last source resolved (pid << 32 | ep) */
 	fi_addr_t src_cache_addr;
@@ -96,7 +96,7 @@ struct gba_ep {
 /* True while @ep has work that completes without a wait-object signal. */
 static inline bool gba_ep_pending(struct gba_ep *ep)
 {
-	return ep->fab ||
+	return ep->eng ||
 	       atomic_load_explicit(&ep->pending, memory_order_relaxed);
 }
 
@@ -178,7 +178,7 @@ static inline uint64_t gba_ep_op_flags(struct fid_ep *ep_fid, bool tx)
 
 /* ---- Data path to peers (gba_peer.c) ----------------------------------- */
 
-/* Front-end flags carried by the engine (struct gba_fab_rx.flags). */
+/* Front-end flags carried by the engine (struct gba_eng_rx.flags). */
 #define GBA_WIRE_TAGGED 1u  /* a tagged message */
 #define GBA_WIRE_CQ_DATA 2u /* immediate data is remote CQ data */
 #define GBA_WIRE_COLL 4u    /* a software collective's message */
@@ -218,7 +218,7 @@ void gba_eng_close(struct gba_ep *ep);
  * -FI_ENOMEM.  Logged.
  */
 int gba_peer_get(struct gba_ep *ep, fi_addr_t dest,
-		 struct gba_fab_peer **peer);
+		 struct gba_eng_peer **peer);
 /* gba_peer_get without the lock held: 0 if @dest is reachable now. */
 int gba_peer_check(struct gba_ep *ep, fi_addr_t dest);
 /* fi_addr of message source @src in @ep's AV (FI_ADDR_NOTAVAIL). */
@@ -249,7 +249,7 @@ extern struct fi_ops_tagged gba_ep_tagged_ops;
 /* Allocate the posted-receive pool (gba_peer_open).  0 or -FI_ENOMEM. */
 int gba_msg_init(struct gba_ep *ep);
 /* The engine's recv callback: match @rx or keep it as unexpected. */
-void gba_msg_arrived(struct gba_ep *ep, struct gba_fab_rx *rx);
+void gba_msg_arrived(struct gba_ep *ep, struct gba_eng_rx *rx);
 /* fi_cancel of a posted receive: 0 (FI_ECANCELED entry) or -FI_ENOENT. */
 ssize_t gba_msg_cancel(struct gba_ep *ep, void *context);
 /*
@@ -311,7 +311,7 @@ bool gba_swc_busy(struct gba_swc *swc);
  */
 ssize_t gba_swc_post(struct gba_swc *swc, const struct gba_swc_args *args);
 /* Engine messages flagged GBA_WIRE_COLL (ep lock held). */
-void gba_swc_arrived(struct gba_ep *ep, struct gba_fab_rx *rx);
+void gba_swc_arrived(struct gba_ep *ep, struct gba_eng_rx *rx);
 /* A large send of a collective completed (ep lock held). */
 void gba_swc_send_done(struct gba_ep *ep, struct gba_swc_op *op, int status);
 /* Retry blocked sends, finish operations (ep lock held). */
@@ -337,7 +337,7 @@ void gba_atomic_elem(enum fi_datatype dt, enum fi_op op, void *target,
 		     const void *opnd, const void *cmp, void *result);
 /*
  * Execute @count elements of atomic @op on @dt at @dst (the target side
- * of a peer's atomic, struct gba_fab_ops.atomic).  Returns 0 or -EINVAL
+ * of a peer's atomic, struct gba_eng_ops.atomic).  Returns 0 or -EINVAL
  * (unsupported pair, misaligned target).
  */
 int gba_atomic_exec(void *ctx, uint32_t op, uint32_t dt, void *dst,

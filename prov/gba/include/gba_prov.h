@@ -3,7 +3,7 @@
  * provider shares (layer 0 below).  Written against the installed public
  * libfabric 1.17 headers only (rdma/fi_*.h, rdma/providers/fi_prov.h,
  * fi_log.h); the GBA core library (gba/gba.h, gba/gba_addr.h,
- * gba/gba_fab.h) does the device and data-path work.
+ * gba/gba_eng.h) does the device and data-path work.
  *
  * The provider is built in layers; a file calls only into its own layer
  * or lower ones, includes only the headers of those layers, and upper
@@ -92,7 +92,7 @@ gba_utarray_nomem:
 
 #include <gba/gba.h>
 #include <gba/gba_addr.h>
-#include <gba/gba_fab.h>
+#include <gba/gba_eng.h>
 
 #define GBA_PROV_NAME "gba"
 #define GBA_PROV_VERSION FI_VERSION(0, 1)
@@ -133,7 +133,7 @@ void gba_params_free(void);
  * domain.
  */
 #define GBA_MAX_MSG_SIZE ((size_t)1 << 30) /* RMA/atomic length */
-#define GBA_INJECT_SIZE GBA_FAB_INLINE	   /* inject payload (4032) */
+#define GBA_INJECT_SIZE GBA_ENG_INLINE	   /* inject payload (4032) */
 #define GBA_IOV_LIMIT 8			   /* local iov entries per operation */
 #define GBA_RMA_IOV_LIMIT 1 /* remote iov entries per operation */
 #define GBA_MR_IOV_LIMIT 16 /* iov entries per registration */

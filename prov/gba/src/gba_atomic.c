@@ -187,7 +187,7 @@ static ssize_t gba_atomic_peer(struct gba_ep *ep, const struct gba_atomic_op *a,
 	uint32_t wire = a->flags & FI_REMOTE_CQ_DATA ? GBA_WIRE_CQ_DATA : 0;
 	size_t size = gba_atomic_dt_size(a->dt), bytes = elems * size;
 	bool fetch = a->kind != GBA_ATOMIC_WRITE;
-	struct gba_fab_peer *peer;
+	struct gba_eng_peer *peer;
 	struct gba_tx_req *req;
 	void *result = NULL;
 	bool token;
@@ -226,7 +226,7 @@ static ssize_t gba_atomic_peer(struct gba_ep *ep, const struct gba_atomic_op *a,
 		req->elem_size = size;
 		result = req->bounce;
 	}
-	ret = gba_fab_atomic(ep->fab, peer, a->op, a->dt, size, elems, operand,
+	ret = gba_eng_atomic(ep->eng, peer, a->op, a->dt, size, elems, operand,
 			     a->kind == GBA_ATOMIC_CMP ? compare : NULL, result,
 			     a->rma.addr, a->rma.key, wire, a->data,
 			     (uintptr_t)req);

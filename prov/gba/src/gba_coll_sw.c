@@ -144,7 +144,7 @@ bool gba_swc_busy(struct gba_swc *swc)
 
 static void gba_swc_msg_free(struct gba_ep *ep, struct gba_swc_msg *m)
 {
-	gba_fab_rx_done(ep->fab, m->rx, 0);
+	gba_eng_rx_done(ep->eng, m->rx, 0);
 	free(m);
 }
 
@@ -267,7 +267,7 @@ static void gba_swc_push(struct gba_swc_op *op)
 {
 	struct gba_swc *swc = op->swc;
 	struct gba_ep *ep = swc->ep;
-	struct gba_fab_peer *peer;
+	struct gba_eng_peer *peer;
 	struct gba_tx_req *req;
 	size_t first, last, len;
 	struct iovec iov;
@@ -297,7 +297,7 @@ static void gba_swc_push(struct gba_swc_op *op)
 			memset(req, 0, sizeof(*req));
 			req->coll_op = op;
 		}
-		ret = gba_fab_send(ep->fab, peer, &iov, 1,
+		ret = gba_eng_send(ep->eng, peer, &iov, 1,
 				   GBA_SWC_TAG(op->seq, op->phase, swc->me),
 				   swc->key, GBA_WIRE_COLL, (uintptr_t)req);
 		if (ret == -EAGAIN) {
@@ -363,7 +363,7 @@ static size_t gba_swc_dest(struct gba_swc_op *op, int phase, size_t from,
 }
 
 /* Consume message @rx (tag checked) for @op; frees @rx. */
-static void gba_swc_take(struct gba_swc_op *op, struct gba_fab_rx *rx)
+static void gba_swc_take(struct gba_swc_op *op, struct gba_eng_rx *rx)
 {
 	int phase = GBA_SWC_TAG_PHASE(rx->tag);
 	size_t from = GBA_SWC_TAG_IDX(rx->tag);
@@ -381,11 +381,11 @@ static void gba_swc_take(struct gba_swc_op *op, struct gba_fab_rx *rx)
 			(unsigned long long)rx->len, iov.iov_len);
 		op->err = FI_EINVAL;
 	} else if (iov.iov_len) {
-		got = gba_fab_rx_copy(op->swc->ep->fab, rx, &iov, 1, 0);
+		got = gba_eng_rx_copy(op->swc->ep->eng, rx, &iov, 1, 0);
 		if (got < 0)
 			op->err = -gba_xfer_errno_to_fi((int)got);
 	}
-	gba_fab_rx_done(op->swc->ep->fab, rx, 0);
+	gba_eng_rx_done(op->swc->ep->eng, rx, 0);
 	op->got[phase]++;
 }
 
@@ -401,19 +401,19 @@ static struct gba_swc_op *gba_swc_find(struct gba_swc *swc, uint32_t seq)
 }
 
 /* Keep @rx (held copy) on @list for later. */
-static void gba_swc_keep(struct gba_ep *ep, struct gba_fab_rx *rx,
+static void gba_swc_keep(struct gba_ep *ep, struct gba_eng_rx *rx,
 			 uint64_t key, struct gba_swc_msg_list *list)
 {
 	struct gba_swc_msg *m = malloc(sizeof(*m));
 
 	if (m)
-		m->rx = gba_fab_rx_hold(rx);
+		m->rx = gba_eng_rx_hold(rx);
 	if (!m || !m->rx) {
 		FI_WARN(&gba_prov, FI_LOG_EP_DATA,
 			"out of memory for an early collective message: "
 			"dropped (the collective will not complete)\n");
 		free(m);
-		gba_fab_rx_done(ep->fab, rx, -ENOMEM);
+		gba_eng_rx_done(ep->eng, rx, -ENOMEM);
 		return;
 	}
 	m->key = key;
@@ -422,7 +422,7 @@ static void gba_swc_keep(struct gba_ep *ep, struct gba_fab_rx *rx,
 
 static void gba_swc_advance(struct gba_swc_op *op);
 
-void gba_swc_arrived(struct gba_ep *ep, struct gba_fab_rx *rx)
+void gba_swc_arrived(struct gba_ep *ep, struct gba_eng_rx *rx)
 {
 	struct gba_swc_op *op;
 	struct gba_swc *swc;

@@ -1,6 +1,6 @@
 /*
  * libfabric "gba" provider: the endpoint's engine endpoint (the data path
- * to other processes; include/gba/gba_fab.h, doc/design.md section 4),
+ * to other processes; include/gba/gba_eng.h, doc/design.md section 4),
  * opened and closed with the endpoint, and the engine's callbacks, which
  * its progress runs:
  *
@@ -18,7 +18,7 @@
 
 #include "gba_ep.h"
 
-static void gba_eng_recv_cb(void *ctx, struct gba_fab_rx *rx)
+static void gba_eng_recv_cb(void *ctx, struct gba_eng_rx *rx)
 {
 	gba_msg_arrived(ctx, rx);
 }
@@ -80,9 +80,9 @@ static int gba_eng_mr_lookup_cb(void *ctx, uint64_t key, uint64_t addr,
 	uint64_t fi_access = 0;
 	int ret;
 
-	if (access & GBA_FAB_ACCESS_READ)
+	if (access & GBA_ENG_ACCESS_READ)
 		fi_access |= FI_REMOTE_READ;
-	if (access & GBA_FAB_ACCESS_WRITE)
+	if (access & GBA_ENG_ACCESS_WRITE)
 		fi_access |= FI_REMOTE_WRITE;
 	ret = gba_mr_lookup(ep->domain, key, addr, len, fi_access, ptr);
 	switch (ret) {
@@ -97,25 +97,25 @@ static int gba_eng_mr_lookup_cb(void *ctx, uint64_t key, uint64_t addr,
 	}
 }
 
-static void gba_eng_remote_event_cb(void *ctx, enum gba_fab_event event,
+static void gba_eng_remote_event_cb(void *ctx, enum gba_eng_event event,
 				     const struct gba_addr *src,
 				     uint32_t flags, uint64_t data, size_t len)
 {
 	struct gba_ep *ep = ctx;
-	enum gba_cntr_slot slot = event == GBA_FAB_EV_GET
+	enum gba_cntr_slot slot = event == GBA_ENG_EV_GET
 					  ? GBA_CNTR_REMOTE_READ
 					  : GBA_CNTR_REMOTE_WRITE;
 
 	if ((flags & GBA_WIRE_CQ_DATA) && ep->rx_cq)
 		gba_cq_write(ep->rx_cq, NULL,
-			     (event == GBA_FAB_EV_ATOMIC ? FI_ATOMIC : FI_RMA) |
+			     (event == GBA_ENG_EV_ATOMIC ? FI_ATOMIC : FI_RMA) |
 				     FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA,
 			     len, NULL, data, 0, gba_peer_src(ep, src));
 	if ((ep->caps & FI_RMA_EVENT) && ep->cntrs[slot])
 		gba_cntr_inc(ep->cntrs[slot]);
 }
 
-static const struct gba_fab_ops gba_eng_ops = {
+static const struct gba_eng_ops gba_eng_ops = {
 	.recv = gba_eng_recv_cb,
 	.complete = gba_eng_complete_cb,
 	.mr_lookup = gba_eng_mr_lookup_cb,
@@ -130,7 +130,7 @@ static const struct gba_fab_ops gba_eng_ops = {
  */
 int gba_eng_open(struct gba_ep *ep)
 {
-	struct gba_fab_ep_attr attr = {
+	struct gba_eng_ep_attr attr = {
 		.addr = &ep->addr,
 		.max_ops = GBA_TX_SIZE,
 		.ops = &gba_eng_ops,
@@ -153,7 +153,7 @@ int gba_eng_open(struct gba_ep *ep)
 	LIST_INIT(&ep->swcs);
 	TAILQ_INIT(&ep->swc_orphans);
 
-	ret = gba_fab_ep_open(&attr, &ep->fab);
+	ret = gba_eng_ep_open(&attr, &ep->eng);
 	if (ret) {
 		FI_WARN(&gba_prov, FI_LOG_EP_CTRL,
 			"cannot open the engine endpoint: %s\n",
@@ -179,12 +179,12 @@ void gba_eng_close(struct gba_ep *ep)
 {
 	size_t i;
 
-	if (!ep->fab)
+	if (!ep->eng)
 		return;
 	gba_msg_fini(ep);
 	gba_swc_fini(ep);
-	gba_fab_ep_close(ep->fab);
-	ep->fab = NULL;
+	gba_eng_ep_close(ep->eng);
+	ep->eng = NULL;
 	for (i = 0; i < GBA_TX_SIZE; i++) {
 		free(ep->tx_reqs[i].bounce);
 		/* in flight when the endpoint closed: never completes */

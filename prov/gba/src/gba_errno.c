@@ -77,7 +77,7 @@ int gba_errno_to_fi(int err)
 
 /*
  * gba_xfer_errno_to_fi - the negative FI_E* a transfer completes with
- * for the engine's status (a negative errno of include/gba/gba_fab.h),
+ * for the engine's status (a negative errno of include/gba/gba_eng.h),
  * as its CQ error entry reports it (fi_cq(3) err, positive there): a
  * key the target does not know is -FI_EKEYREJECTED, a denied access
  * -FI_EACCES, an address outside the region or a bad argument

@@ -166,7 +166,7 @@ int gba_resolve_dest(const char *node, const char *service,
 	if (ret || !service || !*service || strchr(service, '/') ||
 	    (node && !strncmp(node, "gba://", 6)))
 		return ret;
-	ret = gba_fab_ep_find(addr->ep_id, addr);
+	ret = gba_eng_ep_find(addr->ep_id, addr);
 	if (ret == -ENOENT)
 		return 0; /* none elsewhere: this process's endpoint <ep> */
 	if (ret)

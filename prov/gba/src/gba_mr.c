@@ -32,7 +32,7 @@ static struct gba_mr *gba_mr_find(struct gba_domain *domain, uint64_t key)
 
 /*
  * gba_mr_lookup - validate a remote access (see gba_prov.h) with the
- * core's checks (gba_fab.h): every bit of @access granted, and the access
+ * core's checks (gba_eng.h): every bit of @access granted, and the access
  * inside one buffer of the region.  Returns 0, -FI_EKEYREJECTED,
  * -FI_EACCES, -FI_EINVAL.
  */
@@ -52,13 +52,13 @@ int gba_mr_lookup(struct gba_domain *domain, uint64_t key, uint64_t addr,
 		ret = -FI_EKEYREJECTED;
 		goto out;
 	}
-	if (gba_fab_access_check(mr->access, access)) {
+	if (gba_eng_access_check(mr->access, access)) {
 		ret = -FI_EACCES;
 		goto out;
 	}
 	if (domain->mr_mode & FI_MR_VIRT_ADDR) {
 		for (i = 0; i < mr->iov_count; i++) {
-			if (!gba_fab_range_check((uintptr_t)mr->iov[i].iov_base,
+			if (!gba_eng_range_check((uintptr_t)mr->iov[i].iov_base,
 						 mr->iov[i].iov_len, addr,
 						 len)) {
 				*ptr = (void *)(uintptr_t)addr;
@@ -74,7 +74,7 @@ int gba_mr_lookup(struct gba_domain *domain, uint64_t key, uint64_t addr,
 	for (i = 0; i < mr->iov_count; i++) {
 		size_t ilen = mr->iov[i].iov_len;
 
-		if (!gba_fab_range_check(0, ilen, off, len)) {
+		if (!gba_eng_range_check(0, ilen, off, len)) {
 			*ptr = (uint8_t *)mr->iov[i].iov_base + off;
 			ret = 0;
 			goto out;

@@ -59,7 +59,7 @@ struct gba_rx_entry {
 /* A message that arrived before its receive. */
 struct gba_unexp {
 	TAILQ_ENTRY(gba_unexp) entry;
-	struct gba_fab_rx *rx; /* held copy */
+	struct gba_eng_rx *rx; /* held copy */
 	fi_addr_t src;
 	bool claimed; /* FI_PEEK | FI_CLAIM: reserved for a claim */
 };
@@ -91,7 +91,7 @@ void gba_msg_fini(struct gba_ep *ep)
 	for (i = 0; ep->rx_entries && i < 2; i++) {
 		while ((u = TAILQ_FIRST(&ep->unexp[i]))) {
 			TAILQ_REMOVE(&ep->unexp[i], u, entry);
-			gba_fab_rx_done(ep->fab, u->rx, -ECANCELED);
+			gba_eng_rx_done(ep->eng, u->rx, -ECANCELED);
 			free(u);
 		}
 		TAILQ_FOREACH(re, &ep->posted[i], entry)
@@ -138,7 +138,7 @@ static size_t gba_msg_slice(const struct gba_rx_entry *re, struct iovec *out)
  * room left).  @rx is finished (the sender answered).
  */
 static bool gba_msg_deliver(struct gba_ep *ep, struct gba_rx_entry *re,
-			    struct gba_fab_rx *rx, fi_addr_t src)
+			    struct gba_eng_rx *rx, fi_addr_t src)
 {
 	struct iovec slice[GBA_IOV_LIMIT];
 	size_t n = gba_msg_slice(re, slice), room = re->total - re->offset;
@@ -151,7 +151,7 @@ static bool gba_msg_deliver(struct gba_ep *ep, struct gba_rx_entry *re,
 
 	if (rx->flags & GBA_WIRE_CQ_DATA)
 		flags |= FI_REMOTE_CQ_DATA;
-	got = gba_fab_rx_copy(ep->fab, rx, slice, n, 0);
+	got = gba_eng_rx_copy(ep->eng, rx, slice, n, 0);
 	if (got < 0) {
 		FI_WARN(&gba_prov, FI_LOG_EP_DATA,
 			"receive of %llu bytes failed: %s\n",
@@ -177,7 +177,7 @@ static bool gba_msg_deliver(struct gba_ep *ep, struct gba_rx_entry *re,
 	}
 	gba_ep_rx_complete(ep, err, re->context, flags, len, buf, rx->data,
 			   rx->tag, src, olen);
-	gba_fab_rx_done(ep->fab, rx, 0);
+	gba_eng_rx_done(ep->eng, rx, 0);
 	return done;
 }
 
@@ -187,7 +187,7 @@ static void gba_rx_entry_put(struct gba_ep *ep, struct gba_rx_entry *re)
 	ep->rx_free = re;
 }
 
-void gba_msg_arrived(struct gba_ep *ep, struct gba_fab_rx *rx)
+void gba_msg_arrived(struct gba_ep *ep, struct gba_eng_rx *rx)
 {
 	bool tagged = rx->flags & GBA_WIRE_TAGGED;
 	fi_addr_t src;
@@ -210,14 +210,14 @@ void gba_msg_arrived(struct gba_ep *ep, struct gba_fab_rx *rx)
 	}
 	u = malloc(sizeof(*u));
 	if (u)
-		u->rx = gba_fab_rx_hold(rx);
+		u->rx = gba_eng_rx_hold(rx);
 	if (!u || !u->rx) {
 		FI_WARN(&gba_prov, FI_LOG_EP_DATA,
 			"out of memory for an unexpected message of %llu "
 			"bytes: dropped, its sender is told\n",
 			(unsigned long long)rx->len);
 		free(u);
-		gba_fab_rx_done(ep->fab, rx, -ENOMEM);
+		gba_eng_rx_done(ep->eng, rx, -ENOMEM);
 		return;
 	}
 	u->src = src;
@@ -253,7 +253,7 @@ static bool gba_msg_take_unexp(struct gba_ep *ep, struct gba_rx_entry *re,
 /* ---- Receive verbs --------------------------------------------------------- */
 
 /*
- * Validate @iov (the core's gba_fab_iov_len): 0 and the total in *@len,
+ * Validate @iov (the core's gba_eng_iov_len): 0 and the total in *@len,
  * or -FI_EINVAL (logged).
  */
 static int gba_msg_iov_check(const struct iovec *iov, size_t count,
@@ -262,7 +262,7 @@ static int gba_msg_iov_check(const struct iovec *iov, size_t count,
 	ssize_t total;
 	size_t i;
 
-	total = gba_fab_iov_len(iov, count, GBA_IOV_LIMIT, GBA_MAX_MSG_SIZE,
+	total = gba_eng_iov_len(iov, count, GBA_IOV_LIMIT, GBA_MAX_MSG_SIZE,
 				&i);
 	if (total == -E2BIG || total == -EINVAL)
 		return GBA_WARN_RET(FI_LOG_EP_DATA, -FI_EINVAL,
@@ -403,7 +403,7 @@ discard:
 	TAILQ_REMOVE(&ep->unexp[1], u, entry);
 	gba_ep_rx_complete(ep, 0, a->context, flags, 0, NULL, u->rx->data,
 			   u->rx->tag, u->src, 0);
-	gba_fab_rx_done(ep->fab, u->rx, 0);
+	gba_eng_rx_done(ep->eng, u->rx, 0);
 	free(u);
 out:
 	gba_ep_data_unlock(ep, token);
@@ -674,7 +674,7 @@ static ssize_t gba_msg_send_do(struct gba_ep *ep, const struct iovec *iov,
 {
 	uint32_t wire = (tagged ? GBA_WIRE_TAGGED : 0) |
 			(flags & FI_REMOTE_CQ_DATA ? GBA_WIRE_CQ_DATA : 0);
-	struct gba_fab_peer *peer;
+	struct gba_eng_peer *peer;
 	struct gba_tx_req *req = NULL;
 	bool token;
 	int ret;
@@ -697,7 +697,7 @@ static ssize_t gba_msg_send_do(struct gba_ep *ep, const struct iovec *iov,
 		req->len = len;
 		req->slot = GBA_CNTR_SEND;
 	}
-	ret = gba_fab_send(ep->fab, peer, iov, count, tag, data, wire,
+	ret = gba_eng_send(ep->eng, peer, iov, count, tag, data, wire,
 			   (uintptr_t)req);
 	if (ret < 0 && req)
 		gba_tx_req_put(ep, req);

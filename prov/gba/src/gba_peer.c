@@ -5,7 +5,7 @@
  * Every endpoint of the process is on a registry, so that the direct
  * path (RMA and atomics to this process) reaches it (gba_ep_target) and
  * endpoint numbers stay unique.  Other processes are engine peers
- * (include/gba/gba_fab.h, doc/design.md section 4), resolved from the AV
+ * (include/gba/gba_eng.h, doc/design.md section 4), resolved from the AV
  * with a one-entry cache invalidated by AV removals.  The pool of
  * transmit requests (the engine's cookies; preallocated, no allocation
  * per operation) and the data lock are here too.
@@ -152,7 +152,7 @@ void gba_ep_data_unlock(struct gba_ep *ep, bool token)
 
 /* ---- Peers and requests ------------------------------------------------------ */
 
-int gba_peer_get(struct gba_ep *ep, fi_addr_t dest, struct gba_fab_peer **peer)
+int gba_peer_get(struct gba_ep *ep, fi_addr_t dest, struct gba_eng_peer **peer)
 {
 	uint64_t gen = atomic_load_explicit(&ep->av->gen, memory_order_acquire);
 	const struct gba_addr *addr;
@@ -168,7 +168,7 @@ int gba_peer_get(struct gba_ep *ep, fi_addr_t dest, struct gba_fab_peer **peer)
 		return GBA_WARN_RET(FI_LOG_EP_DATA, -FI_EINVAL,
 				    "fi_addr %llu is not in the AV\n",
 				    (unsigned long long)dest);
-	ret = gba_fab_peer_get(ep->fab, addr, peer);
+	ret = gba_eng_peer_get(ep->eng, addr, peer);
 	if (ret) {
 		gba_addr_str(addr, str, sizeof(str));
 		FI_WARN(&gba_prov, FI_LOG_EP_DATA, "%s unreachable: %s\n", str,
@@ -183,7 +183,7 @@ int gba_peer_get(struct gba_ep *ep, fi_addr_t dest, struct gba_fab_peer **peer)
 
 int gba_peer_check(struct gba_ep *ep, fi_addr_t dest)
 {
-	struct gba_fab_peer *peer;
+	struct gba_eng_peer *peer;
 	bool token;
 	int ret;
 

@@ -56,7 +56,7 @@ static int gba_progress_pass(struct gba_progress *p, bool *busy)
 		n += gba_ep_progress(*ep);
 		if (atomic_load_explicit(&(*ep)->pending,
 					 memory_order_relaxed) ||
-		    ((*ep)->fab && gba_fab_busy((*ep)->fab)))
+		    ((*ep)->eng && gba_eng_busy((*ep)->eng)))
 			*busy = true;
 	}
 	return n;
@@ -209,7 +209,7 @@ void gba_progress_del_ep(struct gba_domain *domain, struct gba_ep *ep)
 /*
  * gba_ep_progress - drive the engine, barriers in flight and deferred
  * work waiting for room (see gba_prov.h).  A few loads when idle: the
- * engine is looked at without the lock (gba_fab_poll) and locked only
+ * engine is looked at without the lock (gba_eng_poll) and locked only
  * when it has work or software collectives are in flight.  Returns the
  * engine entries handled.
  */
@@ -218,11 +218,11 @@ int gba_ep_progress(struct gba_ep *ep)
 	bool token;
 	int n = 0;
 
-	if (ep->fab &&
-	    (gba_fab_poll(ep->fab) ||
+	if (ep->eng &&
+	    (gba_eng_poll(ep->eng) ||
 	     atomic_load_explicit(&ep->swc_ops, memory_order_relaxed))) {
 		token = gba_ep_data_lock(ep);
-		n = gba_fab_progress(ep->fab);
+		n = gba_eng_progress(ep->eng);
 		if (!LIST_EMPTY(&ep->swcs))
 			gba_swc_progress(ep);
 		gba_ep_data_unlock(ep, token);

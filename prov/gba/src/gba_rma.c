@@ -79,14 +79,14 @@ void gba_rma_report(struct gba_ep *ep, struct gba_ep *peer, int err,
 }
 
 /*
- * Total length of @iov (the core's gba_fab_iov_len: at most GBA_IOV_LIMIT
+ * Total length of @iov (the core's gba_eng_iov_len: at most GBA_IOV_LIMIT
  * entries, no NULL entry with a length, at most GBA_MAX_MSG_SIZE bytes),
  * or a negative errno: -E2BIG or -EINVAL for the array, -EFAULT or
  * -EMSGSIZE for an entry.
  */
 static ssize_t gba_iov_len(const struct iovec *iov, size_t count)
 {
-	return gba_fab_iov_len(iov, count, GBA_IOV_LIMIT, GBA_MAX_MSG_SIZE,
+	return gba_eng_iov_len(iov, count, GBA_IOV_LIMIT, GBA_MAX_MSG_SIZE,
 			       NULL);
 }
 
@@ -134,7 +134,7 @@ static ssize_t gba_rma_peer(struct gba_ep *ep, bool write,
 			    uint64_t data)
 {
 	uint32_t wire = flags & FI_REMOTE_CQ_DATA ? GBA_WIRE_CQ_DATA : 0;
-	struct gba_fab_peer *peer;
+	struct gba_eng_peer *peer;
 	struct gba_tx_req *req;
 	bool token;
 	int ret;
@@ -153,10 +153,10 @@ static ssize_t gba_rma_peer(struct gba_ep *ep, bool write,
 	req->len = len;
 	req->slot = write ? GBA_CNTR_WRITE : GBA_CNTR_READ;
 	if (write)
-		ret = gba_fab_put(ep->fab, peer, iov, count, rma_iov[0].addr,
+		ret = gba_eng_put(ep->eng, peer, iov, count, rma_iov[0].addr,
 				  rma_iov[0].key, wire, data, (uintptr_t)req);
 	else
-		ret = gba_fab_get(ep->fab, peer, iov, count, rma_iov[0].addr,
+		ret = gba_eng_get(ep->eng, peer, iov, count, rma_iov[0].addr,
 				  rma_iov[0].key, wire, (uintptr_t)req);
 	if (ret) {
 		gba_tx_req_put(ep, req);

@@ -1,6 +1,6 @@
 /*
  * GBA core library: fabric engine endpoints, peers, the operation table,
- * progress and dead-peer detection (include/gba/gba_fab.h).
+ * progress and dead-peer detection (include/gba/gba_eng.h).
  *
  * The operation table is preallocated at open (no allocation on the hot
  * path); an operation's wire id carries a generation so that an answer
@@ -18,38 +18,38 @@
 #include <unistd.h>
 
 #include "gba_backend.h"
-#include "gba_fab_priv.h"
+#include "gba_eng_priv.h"
 
 /* Check dead peers at most this often while operations are outstanding. */
-#define GBA_FAB_CHECK_NS (20ULL * 1000 * 1000)
+#define GBA_ENG_CHECK_NS (20ULL * 1000 * 1000)
 /*
  * Idle progress calls between two sched_yield once the endpoint talks to
  * more processes than there are online CPUs (they cannot all run at once;
  * this process's own endpoints do not count); none before.
  */
-#define GBA_FAB_YIELD_POLLS 16
+#define GBA_ENG_YIELD_POLLS 16
 /* Entries one progress call handles at most (bounded latency). */
-#define GBA_FAB_PROGRESS_BUDGET 64
+#define GBA_ENG_PROGRESS_BUDGET 64
 
 static uint64_t peer_key(const struct gba_addr *addr)
 {
 	return ((uint64_t)addr->pid << 32) | addr->ep_id;
 }
 
-int gba_fab_ep_open(const struct gba_fab_ep_attr *attr,
-		    struct gba_fab_ep **epp)
+int gba_eng_ep_open(const struct gba_eng_ep_attr *attr,
+		    struct gba_eng_ep **epp)
 {
-	struct gba_fab_ep *ep;
+	struct gba_eng_ep *ep;
 	uint32_t nslots, i;
 	int ret;
 
 	if (!attr || !epp || !attr->ops || !attr->ops->recv ||
 	    !attr->ops->complete || !attr->ops->mr_lookup)
 		return -EINVAL;
-	nslots = attr->rx_slots ? attr->rx_slots : GBA_FAB_RX_SLOTS_DEF;
-	if (nslots & (nslots - 1) || nslots > GBA_FAB_RX_SLOTS_MAX)
+	nslots = attr->rx_slots ? attr->rx_slots : GBA_ENG_RX_SLOTS_DEF;
+	if (nslots & (nslots - 1) || nslots > GBA_ENG_RX_SLOTS_MAX)
 		return -EINVAL;
-	if (attr->max_ops > GBA_FAB_MAX_OPS_MAX)
+	if (attr->max_ops > GBA_ENG_MAX_OPS_MAX)
 		return -EINVAL;
 	if (attr->addr && (!gba_addr_valid(attr->addr, sizeof(*attr->addr)) ||
 			   attr->addr->pid != (uint32_t)getpid() ||
@@ -65,7 +65,7 @@ int gba_fab_ep_open(const struct gba_fab_ep_attr *attr,
 		gba_addr_init_local(&ep->addr);
 	ep->ops = *attr->ops;
 	ep->ctx = attr->ctx;
-	ep->max_ops = attr->max_ops ? attr->max_ops : GBA_FAB_MAX_OPS_DEF;
+	ep->max_ops = attr->max_ops ? attr->max_ops : GBA_ENG_MAX_OPS_DEF;
 	ep->optab = calloc(ep->max_ops, sizeof(*ep->optab));
 	if (!ep->optab) {
 		ret = -ENOMEM;
@@ -73,15 +73,15 @@ int gba_fab_ep_open(const struct gba_fab_ep_attr *attr,
 	}
 	for (i = 0; i < ep->max_ops; i++)
 		ep->optab[i].next_free = i + 1 < ep->max_ops ? i + 1
-							     : GBA_FAB_OP_NONE;
+							     : GBA_ENG_OP_NONE;
 	ep->free_op = 0;
 	ep->backlog_tail = &ep->backlog;
 	ep->ncpus = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN);
 	if (!ep->ncpus)
 		ep->ncpus = 1;
 
-	gba_fab_ring_reap();
-	ret = gba_fab_ring_create(&ep->addr, nslots, &ep->rx, &ep->rx_len);
+	gba_eng_ring_reap();
+	ret = gba_eng_ring_create(&ep->addr, nslots, &ep->rx, &ep->rx_len);
 	if (ret)
 		goto err;
 	ep->rx_mask = nslots - 1;
@@ -93,19 +93,19 @@ err:
 	return ret;
 }
 
-void gba_fab_ep_close(struct gba_fab_ep *ep)
+void gba_eng_ep_close(struct gba_eng_ep *ep)
 {
-	struct gba_fab_peer *peer, *tmp;
-	struct gba_fab_backlog *bl;
+	struct gba_eng_peer *peer, *tmp;
+	struct gba_eng_backlog *bl;
 
 	if (!ep)
 		return;
-	gba_fab_ring_destroy(ep->rx, ep->rx_len, &ep->addr);
+	gba_eng_ring_destroy(ep->rx, ep->rx_len, &ep->addr);
 	HASH_ITER(hh, ep->peers, peer, tmp)
 	{
 		HASH_DEL(ep->peers, peer);
 		if (peer->map_len)
-			gba_fab_ring_unmap(peer->ring, peer->map_len);
+			gba_eng_ring_unmap(peer->ring, peer->map_len);
 		free(peer);
 	}
 	while ((bl = ep->backlog)) {
@@ -116,20 +116,20 @@ void gba_fab_ep_close(struct gba_fab_ep *ep)
 	free(ep);
 }
 
-const struct gba_addr *gba_fab_ep_addr(const struct gba_fab_ep *ep)
+const struct gba_addr *gba_eng_ep_addr(const struct gba_eng_ep *ep)
 {
 	return &ep->addr;
 }
 
-const struct gba_addr *gba_fab_peer_addr(const struct gba_fab_peer *peer)
+const struct gba_addr *gba_eng_peer_addr(const struct gba_eng_peer *peer)
 {
 	return &peer->addr;
 }
 
 /* Whether a peer of @ep lives in process @pid */
-static bool gba_fab_knows_pid(struct gba_fab_ep *ep, uint32_t pid)
+static bool gba_eng_knows_pid(struct gba_eng_ep *ep, uint32_t pid)
 {
-	struct gba_fab_peer *peer, *tmp;
+	struct gba_eng_peer *peer, *tmp;
 
 	HASH_ITER(hh, ep->peers, peer, tmp) {
 		if (peer->addr.pid == pid)
@@ -138,10 +138,10 @@ static bool gba_fab_knows_pid(struct gba_fab_ep *ep, uint32_t pid)
 	return false;
 }
 
-int gba_fab_peer_get(struct gba_fab_ep *ep, const struct gba_addr *addr,
-		     struct gba_fab_peer **peerp)
+int gba_eng_peer_get(struct gba_eng_ep *ep, const struct gba_addr *addr,
+		     struct gba_eng_peer **peerp)
 {
-	struct gba_fab_peer *peer;
+	struct gba_eng_peer *peer;
 	uint64_t key;
 	int ret;
 
@@ -163,13 +163,13 @@ int gba_fab_peer_get(struct gba_fab_ep *ep, const struct gba_addr *addr,
 	if (gba_addr_equal(addr, &ep->addr)) {
 		peer->ring = ep->rx;
 	} else {
-		ret = gba_fab_ring_map(addr, &peer->ring, &peer->map_len);
+		ret = gba_eng_ring_map(addr, &peer->ring, &peer->map_len);
 		if (ret) {
 			free(peer);
 			return ret;
 		}
 	}
-	if (peer->addr.pid != ep->addr.pid && !gba_fab_knows_pid(ep, addr->pid))
+	if (peer->addr.pid != ep->addr.pid && !gba_eng_knows_pid(ep, addr->pid))
 		ep->nprocs++;
 	HASH_ADD(hh, ep->peers, key, sizeof(peer->key), peer);
 	if (ep->nprocs + 1 > ep->ncpus)
@@ -178,10 +178,10 @@ int gba_fab_peer_get(struct gba_fab_ep *ep, const struct gba_addr *addr,
 	return 0;
 }
 
-struct gba_fab_peer *gba_fab_src_peer(struct gba_fab_ep *ep,
-				      const struct gba_fab_hdr *hdr)
+struct gba_eng_peer *gba_eng_src_peer(struct gba_eng_ep *ep,
+				      const struct gba_eng_hdr *hdr)
 {
-	struct gba_fab_peer *peer;
+	struct gba_eng_peer *peer;
 	struct gba_addr addr;
 
 	memset(&addr, 0, sizeof(addr));
@@ -190,12 +190,12 @@ struct gba_fab_peer *gba_fab_src_peer(struct gba_fab_ep *ep,
 	addr.pid = hdr->src_pid;
 	addr.ep_id = hdr->src_ep_id;
 	addr.host_id = ep->addr.host_id;
-	if (gba_fab_peer_get(ep, &addr, &peer))
+	if (gba_eng_peer_get(ep, &addr, &peer))
 		return NULL;
 	return peer;
 }
 
-void gba_fab_hdr_init(struct gba_fab_ep *ep, struct gba_fab_hdr *hdr,
+void gba_eng_hdr_init(struct gba_eng_ep *ep, struct gba_eng_hdr *hdr,
 		      uint8_t type)
 {
 	hdr->type = type;
@@ -205,13 +205,13 @@ void gba_fab_hdr_init(struct gba_fab_ep *ep, struct gba_fab_hdr *hdr,
 
 /* ---- Operation table ---------------------------------------------------- */
 
-struct gba_fab_op *gba_fab_op_alloc(struct gba_fab_ep *ep,
-				    struct gba_fab_peer *peer, uint8_t type,
+struct gba_eng_op *gba_eng_op_alloc(struct gba_eng_ep *ep,
+				    struct gba_eng_peer *peer, uint8_t type,
 				    uint64_t cookie)
 {
-	struct gba_fab_op *op;
+	struct gba_eng_op *op;
 
-	if (ep->free_op == GBA_FAB_OP_NONE)
+	if (ep->free_op == GBA_ENG_OP_NONE)
 		return NULL;
 	op = &ep->optab[ep->free_op];
 	ep->free_op = op->next_free;
@@ -226,15 +226,15 @@ struct gba_fab_op *gba_fab_op_alloc(struct gba_fab_ep *ep,
 	return op;
 }
 
-uint32_t gba_fab_op_id(const struct gba_fab_ep *ep, const struct gba_fab_op *op)
+uint32_t gba_eng_op_id(const struct gba_eng_ep *ep, const struct gba_eng_op *op)
 {
 	return (uint32_t)(op - ep->optab) | ((uint32_t)op->gen << 16);
 }
 
-struct gba_fab_op *gba_fab_op_find(struct gba_fab_ep *ep, uint32_t id)
+struct gba_eng_op *gba_eng_op_find(struct gba_eng_ep *ep, uint32_t id)
 {
 	uint32_t index = id & 0xffff;
-	struct gba_fab_op *op;
+	struct gba_eng_op *op;
 
 	if (index >= ep->max_ops)
 		return NULL;
@@ -244,7 +244,7 @@ struct gba_fab_op *gba_fab_op_find(struct gba_fab_ep *ep, uint32_t id)
 	return op;
 }
 
-void gba_fab_op_free(struct gba_fab_ep *ep, struct gba_fab_op *op)
+void gba_eng_op_free(struct gba_eng_ep *ep, struct gba_eng_op *op)
 {
 	op->peer->nops--;
 	ep->nops--;
@@ -254,26 +254,26 @@ void gba_fab_op_free(struct gba_fab_ep *ep, struct gba_fab_op *op)
 	ep->free_op = (uint32_t)(op - ep->optab);
 }
 
-void gba_fab_op_finish(struct gba_fab_ep *ep, struct gba_fab_op *op,
+void gba_eng_op_finish(struct gba_eng_ep *ep, struct gba_eng_op *op,
 		       int status)
 {
 	uint64_t cookie = op->cookie;
 
-	gba_fab_op_free(ep, op);
+	gba_eng_op_free(ep, op);
 	ep->ops.complete(ep->ctx, cookie, status);
 }
 
 /* ---- Answers ------------------------------------------------------------ */
 
 /* Try to put an answer into @peer's queue: 0 or -EAGAIN. */
-static int answer_try(struct gba_fab_ep *ep, struct gba_fab_peer *peer,
-		      const struct gba_fab_hdr *hdr, const void *payload,
+static int answer_try(struct gba_eng_ep *ep, struct gba_eng_peer *peer,
+		      const struct gba_eng_hdr *hdr, const void *payload,
 		      size_t len)
 {
-	struct gba_fab_slot *slot;
+	struct gba_eng_slot *slot;
 	uint64_t pos;
 
-	slot = gba_fab_ring_claim(peer->ring, &pos);
+	slot = gba_eng_ring_claim(peer->ring, &pos);
 	if (!slot)
 		return -EAGAIN;
 	memcpy((char *)&slot->hdr + sizeof(slot->hdr.seq),
@@ -281,20 +281,20 @@ static int answer_try(struct gba_fab_ep *ep, struct gba_fab_peer *peer,
 	       sizeof(*hdr) - sizeof(hdr->seq));
 	if (len)
 		memcpy(slot->payload, payload, len);
-	gba_fab_ring_publish(slot, pos);
+	gba_eng_ring_publish(slot, pos);
 	return 0;
 }
 
-void gba_fab_answer(struct gba_fab_ep *ep, struct gba_fab_peer *peer,
+void gba_eng_answer(struct gba_eng_ep *ep, struct gba_eng_peer *peer,
 		    uint32_t op, int status, const void *payload, size_t len)
 {
-	struct gba_fab_backlog *bl;
-	struct gba_fab_hdr hdr;
+	struct gba_eng_backlog *bl;
+	struct gba_eng_hdr hdr;
 
 	if (!peer || peer->dead)
 		return; /* nobody left to tell */
 	memset(&hdr, 0, sizeof(hdr));
-	gba_fab_hdr_init(ep, &hdr, GBA_FAB_T_RESP);
+	gba_eng_hdr_init(ep, &hdr, GBA_ENG_T_RESP);
 	hdr.op = op;
 	hdr.status = status;
 	hdr.len = len;
@@ -318,9 +318,9 @@ void gba_fab_answer(struct gba_fab_ep *ep, struct gba_fab_peer *peer,
 }
 
 /* Retry the backlog in order; stop at the first that still does not fit. */
-static void backlog_flush(struct gba_fab_ep *ep)
+static void backlog_flush(struct gba_eng_ep *ep)
 {
-	struct gba_fab_backlog *bl;
+	struct gba_eng_backlog *bl;
 
 	while ((bl = ep->backlog)) {
 		if (!bl->peer->dead &&
@@ -337,7 +337,7 @@ static void backlog_flush(struct gba_fab_ep *ep)
 /* ---- Dead peers ---------------------------------------------------------- */
 
 /* 1 if @peer's endpoint closed or its process died. */
-static int peer_gone(const struct gba_fab_peer *peer)
+static int peer_gone(const struct gba_eng_peer *peer)
 {
 	if (!peer->map_len)
 		return 0; /* ourselves */
@@ -345,20 +345,20 @@ static int peer_gone(const struct gba_fab_peer *peer)
 	       !gba_proc_slot_alive(peer->ring->owner_slot);
 }
 
-int gba_fab_peer_gone(const struct gba_fab_peer *peer)
+int gba_eng_peer_gone(const struct gba_eng_peer *peer)
 {
 	return peer && (peer->dead || peer_gone(peer));
 }
 
 /* Mark @peer dead and fail every operation outstanding there. */
-static void peer_died(struct gba_fab_ep *ep, struct gba_fab_peer *peer)
+static void peer_died(struct gba_eng_ep *ep, struct gba_eng_peer *peer)
 {
 	uint32_t i;
 
 	peer->dead = true;
 	for (i = 0; i < ep->max_ops && peer->nops; i++)
 		if (ep->optab[i].peer == peer)
-			gba_fab_op_finish(ep, &ep->optab[i], -EPIPE);
+			gba_eng_op_finish(ep, &ep->optab[i], -EPIPE);
 }
 
 /*
@@ -367,10 +367,10 @@ static void peer_died(struct gba_fab_ep *ep, struct gba_fab_peer *peer)
  * room, and the backlog is retried in order: it would hold up the
  * answers to everybody else).
  */
-static void check_peers(struct gba_fab_ep *ep)
+static void check_peers(struct gba_eng_ep *ep)
 {
-	struct gba_fab_peer *peer, *tmp;
-	struct gba_fab_backlog *bl;
+	struct gba_eng_peer *peer, *tmp;
+	struct gba_eng_backlog *bl;
 
 	HASH_ITER(hh, ep->peers, peer, tmp)
 	{
@@ -386,12 +386,12 @@ static void check_peers(struct gba_fab_ep *ep)
 /* ---- Progress ------------------------------------------------------------ */
 
 /*
- * An idle progress call: count it, and yield every GBA_FAB_YIELD_POLLS
+ * An idle progress call: count it, and yield every GBA_ENG_YIELD_POLLS
  * idle calls in a row when oversubscribed.  Returns the count.  The
- * counter is a hint shared by gba_fab_poll's lock-free callers: relaxed
+ * counter is a hint shared by gba_eng_poll's lock-free callers: relaxed
  * loads and stores, no locked instruction.
  */
-static inline uint32_t idle_poll(struct gba_fab_ep *ep)
+static inline uint32_t idle_poll(struct gba_eng_ep *ep)
 {
 	uint32_t polls = __atomic_load_n(&ep->idle_polls, __ATOMIC_RELAXED) + 1;
 
@@ -403,15 +403,15 @@ static inline uint32_t idle_poll(struct gba_fab_ep *ep)
 	 * short spin.  With a core each, spin: a yield would hand the core to
 	 * whatever else runs on the host, for a whole time slice.
 	 */
-	if (polls % GBA_FAB_YIELD_POLLS == 0 && ep->oversubscribed)
+	if (polls % GBA_ENG_YIELD_POLLS == 0 && ep->oversubscribed)
 		sched_yield();
 	return polls;
 }
 
-int gba_fab_poll(struct gba_fab_ep *ep)
+int gba_eng_poll(struct gba_eng_ep *ep)
 {
 	uint64_t head = __atomic_load_n(&ep->head, __ATOMIC_RELAXED);
-	struct gba_fab_slot *slot = &ep->rx->slots[head & ep->rx_mask];
+	struct gba_eng_slot *slot = &ep->rx->slots[head & ep->rx_mask];
 
 	if (atomic_load_explicit(&slot->hdr.seq, memory_order_acquire) ==
 		    head + 1 ||
@@ -422,23 +422,23 @@ int gba_fab_poll(struct gba_fab_ep *ep)
 	return 0;
 }
 
-int gba_fab_progress(struct gba_fab_ep *ep)
+int gba_eng_progress(struct gba_eng_ep *ep)
 {
-	struct gba_fab_ring *rx = ep->rx;
-	struct gba_fab_slot *slot;
+	struct gba_eng_ring *rx = ep->rx;
+	struct gba_eng_slot *slot;
 	uint64_t now;
 	uint32_t polls;
 	int n = 0;
 
-	while (n < GBA_FAB_PROGRESS_BUDGET) {
+	while (n < GBA_ENG_PROGRESS_BUDGET) {
 		slot = &rx->slots[ep->head & ep->rx_mask];
 		if (atomic_load_explicit(&slot->hdr.seq,
 					 memory_order_acquire) != ep->head + 1)
 			break;
-		if (slot->hdr.type == GBA_FAB_T_RESP)
-			gba_fab_resp(ep, slot);
+		if (slot->hdr.type == GBA_ENG_T_RESP)
+			gba_eng_resp(ep, slot);
 		else
-			gba_fab_execute(ep, slot);
+			gba_eng_execute(ep, slot);
 		atomic_store_explicit(&slot->hdr.seq, ep->head + rx->nslots,
 				      memory_order_release);
 		__atomic_store_n(&ep->head, ep->head + 1, __ATOMIC_RELAXED);
@@ -454,14 +454,14 @@ int gba_fab_progress(struct gba_fab_ep *ep)
 	if ((!ep->nops && !ep->backlog) || (polls & 1023))
 		return n;
 	now = gba_now_ns();
-	if (now - ep->last_check_ns >= GBA_FAB_CHECK_NS) {
+	if (now - ep->last_check_ns >= GBA_ENG_CHECK_NS) {
 		ep->last_check_ns = now;
 		check_peers(ep);
 	}
 	return n;
 }
 
-size_t gba_fab_busy(const struct gba_fab_ep *ep)
+size_t gba_eng_busy(const struct gba_eng_ep *ep)
 {
 	return ep->nops + ep->nbacklog;
 }

@@ -1,11 +1,11 @@
 /*
- * GBA core library: fabric engine transfers (include/gba/gba_fab.h).
+ * GBA core library: fabric engine transfers (include/gba/gba_eng.h).
  *
  * Initiator side: a send, put, get or atomic claims one slot of the
  * peer's receive queue, writes a header and either the payload (inline,
- * up to GBA_FAB_INLINE bytes) or the initiator's iov array (large: the
+ * up to GBA_ENG_INLINE bytes) or the initiator's iov array (large: the
  * data stays in place), and publishes the slot.  Target side: the
- * target's progress executes the slot (gba_fab_execute): a message goes
+ * target's progress executes the slot (gba_eng_execute): a message goes
  * to the front end; a put or get is validated by the front end
  * (ops->mr_lookup), copied with memcpy (inline) or cross-memory attach
  * (large, one copy), and answered; an atomic runs in the front end's
@@ -19,13 +19,13 @@
 #include <string.h>
 #include <sys/uio.h>
 
-#include "gba_fab_priv.h"
+#include "gba_eng_priv.h"
 
 /* ---- Cross-memory attach -------------------------------------------------- */
 
 /*
  * Cut [@off, @off + @len) out of @iov into @out (at most
- * GBA_FAB_MAX_IOV entries).  Returns the entry count, -1 if @iov is
+ * GBA_ENG_MAX_IOV entries).  Returns the entry count, -1 if @iov is
  * shorter than that.
  */
 static int iov_slice(const struct iovec *iov, size_t count, size_t off,
@@ -50,11 +50,11 @@ static int iov_slice(const struct iovec *iov, size_t count, size_t off,
 	return len ? -1 : (int)n;
 }
 
-int gba_fab_cma(pid_t pid, bool write, const struct iovec *liov,
+int gba_eng_cma(pid_t pid, bool write, const struct iovec *liov,
 		size_t lcount, const struct iovec *riov, size_t rcount,
 		size_t roff, size_t len)
 {
-	struct iovec l[GBA_FAB_MAX_IOV], r[GBA_FAB_MAX_IOV];
+	struct iovec l[GBA_ENG_MAX_IOV], r[GBA_ENG_MAX_IOV];
 	size_t done = 0;
 	ssize_t n;
 	int nl, nr;
@@ -79,10 +79,10 @@ int gba_fab_cma(pid_t pid, bool write, const struct iovec *liov,
 	return 0;
 }
 
-/* Total length of @iov, or a negative errno (see gba_fab_iov_len). */
+/* Total length of @iov, or a negative errno (see gba_eng_iov_len). */
 static ssize_t iov_total(const struct iovec *iov, size_t count)
 {
-	return gba_fab_iov_len(iov, count, GBA_FAB_MAX_IOV, SSIZE_MAX, NULL);
+	return gba_eng_iov_len(iov, count, GBA_ENG_MAX_IOV, SSIZE_MAX, NULL);
 }
 
 static void iov_gather(void *dst, const struct iovec *iov, size_t count)
@@ -115,7 +115,7 @@ static void iov_scatter(const struct iovec *iov, size_t count,
 
 /* ---- Initiator ------------------------------------------------------------ */
 
-static int peer_check(struct gba_fab_peer *peer)
+static int peer_check(struct gba_eng_peer *peer)
 {
 	if (peer->dead)
 		return -EPIPE;
@@ -126,27 +126,27 @@ static int peer_check(struct gba_fab_peer *peer)
 	return 0;
 }
 
-static struct gba_fab_slot *claim(struct gba_fab_ep *ep,
-				  struct gba_fab_peer *peer, uint8_t type,
+static struct gba_eng_slot *claim(struct gba_eng_ep *ep,
+				  struct gba_eng_peer *peer, uint8_t type,
 				  uint64_t *pos)
 {
-	struct gba_fab_slot *slot = gba_fab_ring_claim(peer->ring, pos);
+	struct gba_eng_slot *slot = gba_eng_ring_claim(peer->ring, pos);
 
 	if (!slot)
 		return NULL;
-	gba_fab_hdr_init(ep, &slot->hdr, type);
+	gba_eng_hdr_init(ep, &slot->hdr, type);
 	slot->hdr.xflags = 0;
 	slot->hdr.status = 0;
 	slot->hdr.op = 0;
 	return slot;
 }
 
-int gba_fab_send(struct gba_fab_ep *ep, struct gba_fab_peer *peer,
+int gba_eng_send(struct gba_eng_ep *ep, struct gba_eng_peer *peer,
 		 const struct iovec *iov, size_t count, uint64_t tag,
 		 uint64_t data, uint32_t flags, uint64_t cookie)
 {
-	struct gba_fab_slot *slot;
-	struct gba_fab_op *op = NULL;
+	struct gba_eng_slot *slot;
+	struct gba_eng_op *op = NULL;
 	ssize_t len = iov_total(iov, count);
 	uint64_t pos;
 	int ret;
@@ -156,15 +156,15 @@ int gba_fab_send(struct gba_fab_ep *ep, struct gba_fab_peer *peer,
 	ret = peer_check(peer);
 	if (ret)
 		return ret;
-	if ((size_t)len > GBA_FAB_INLINE) {
-		op = gba_fab_op_alloc(ep, peer, GBA_FAB_T_MSG, cookie);
+	if ((size_t)len > GBA_ENG_INLINE) {
+		op = gba_eng_op_alloc(ep, peer, GBA_ENG_T_MSG, cookie);
 		if (!op)
 			return -EAGAIN;
 	}
-	slot = claim(ep, peer, GBA_FAB_T_MSG, &pos);
+	slot = claim(ep, peer, GBA_ENG_T_MSG, &pos);
 	if (!slot) {
 		if (op)
-			gba_fab_op_free(ep, op);
+			gba_eng_op_free(ep, op);
 		return -EAGAIN;
 	}
 	slot->hdr.flags = flags;
@@ -172,28 +172,28 @@ int gba_fab_send(struct gba_fab_ep *ep, struct gba_fab_peer *peer,
 	slot->hdr.tag = tag;
 	slot->hdr.data = data;
 	if (op) {
-		slot->hdr.xflags = GBA_FAB_X_LARGE;
-		slot->hdr.op = gba_fab_op_id(ep, op);
+		slot->hdr.xflags = GBA_ENG_X_LARGE;
+		slot->hdr.op = gba_eng_op_id(ep, op);
 		slot->hdr.iov_count = (uint8_t)count;
 		memcpy(slot->payload, iov, count * sizeof(*iov));
 	} else {
-		slot->hdr.xflags = GBA_FAB_X_NOANS;
+		slot->hdr.xflags = GBA_ENG_X_NOANS;
 		slot->hdr.iov_count = 0;
 		iov_gather(slot->payload, iov, count);
 	}
-	gba_fab_ring_publish(slot, pos);
+	gba_eng_ring_publish(slot, pos);
 	return op ? 0 : 1;
 }
 
 /* Common part of put and get. */
-static int rma(struct gba_fab_ep *ep, struct gba_fab_peer *peer, bool put,
+static int rma(struct gba_eng_ep *ep, struct gba_eng_peer *peer, bool put,
 	       const struct iovec *iov, size_t count, uint64_t addr,
 	       uint64_t key, uint32_t flags, uint64_t data, uint64_t cookie)
 {
-	uint8_t type = put ? GBA_FAB_T_PUT : GBA_FAB_T_GET;
+	uint8_t type = put ? GBA_ENG_T_PUT : GBA_ENG_T_GET;
 	ssize_t len = iov_total(iov, count);
-	struct gba_fab_slot *slot;
-	struct gba_fab_op *op;
+	struct gba_eng_slot *slot;
+	struct gba_eng_op *op;
 	uint64_t pos;
 	int ret;
 
@@ -202,26 +202,26 @@ static int rma(struct gba_fab_ep *ep, struct gba_fab_peer *peer, bool put,
 	ret = peer_check(peer);
 	if (ret)
 		return ret;
-	op = gba_fab_op_alloc(ep, peer, type, cookie);
+	op = gba_eng_op_alloc(ep, peer, type, cookie);
 	if (!op)
 		return -EAGAIN;
 	slot = claim(ep, peer, type, &pos);
 	if (!slot) {
-		gba_fab_op_free(ep, op);
+		gba_eng_op_free(ep, op);
 		return -EAGAIN;
 	}
-	slot->hdr.op = gba_fab_op_id(ep, op);
+	slot->hdr.op = gba_eng_op_id(ep, op);
 	slot->hdr.flags = flags;
 	slot->hdr.len = (uint64_t)len;
 	slot->hdr.tag = key;
 	slot->hdr.data = data;
 	slot->hdr.addr = addr;
-	if (put && (size_t)len <= GBA_FAB_INLINE) {
+	if (put && (size_t)len <= GBA_ENG_INLINE) {
 		slot->hdr.iov_count = 0;
 		iov_gather(slot->payload, iov, count);
 	} else {
-		if ((size_t)len > GBA_FAB_INLINE)
-			slot->hdr.xflags = GBA_FAB_X_LARGE;
+		if ((size_t)len > GBA_ENG_INLINE)
+			slot->hdr.xflags = GBA_ENG_X_LARGE;
 		slot->hdr.iov_count = (uint8_t)count;
 		if (count) /* a zero-length get may have no iov at all */
 			memcpy(slot->payload, iov, count * sizeof(*iov));
@@ -230,73 +230,73 @@ static int rma(struct gba_fab_ep *ep, struct gba_fab_peer *peer, bool put,
 			memcpy(op->iov, iov, count * sizeof(*iov));
 		}
 	}
-	gba_fab_ring_publish(slot, pos);
+	gba_eng_ring_publish(slot, pos);
 	return 0;
 }
 
-int gba_fab_put(struct gba_fab_ep *ep, struct gba_fab_peer *peer,
+int gba_eng_put(struct gba_eng_ep *ep, struct gba_eng_peer *peer,
 		const struct iovec *iov, size_t count, uint64_t addr,
 		uint64_t key, uint32_t flags, uint64_t data, uint64_t cookie)
 {
 	return rma(ep, peer, true, iov, count, addr, key, flags, data, cookie);
 }
 
-int gba_fab_get(struct gba_fab_ep *ep, struct gba_fab_peer *peer,
+int gba_eng_get(struct gba_eng_ep *ep, struct gba_eng_peer *peer,
 		const struct iovec *iov, size_t count, uint64_t addr,
 		uint64_t key, uint32_t flags, uint64_t cookie)
 {
 	return rma(ep, peer, false, iov, count, addr, key, flags, 0, cookie);
 }
 
-size_t gba_fab_atomic_max_count(size_t elem_size, int compare)
+size_t gba_eng_atomic_max_count(size_t elem_size, int compare)
 {
-	size_t room = GBA_FAB_INLINE - sizeof(struct gba_fab_atomic_req);
+	size_t room = GBA_ENG_INLINE - sizeof(struct gba_eng_atomic_req);
 
 	if (!elem_size)
 		return 0;
 	return room / (elem_size * (compare ? 2 : 1));
 }
 
-int gba_fab_atomic(struct gba_fab_ep *ep, struct gba_fab_peer *peer,
+int gba_eng_atomic(struct gba_eng_ep *ep, struct gba_eng_peer *peer,
 		   uint32_t aop, uint32_t datatype, size_t elem_size,
 		   size_t count, const void *operand, const void *compare,
 		   void *result, uint64_t addr, uint64_t key, uint32_t flags,
 		   uint64_t data, uint64_t cookie)
 {
-	struct gba_fab_atomic_req *req;
-	struct gba_fab_slot *slot;
-	struct gba_fab_op *op;
+	struct gba_eng_atomic_req *req;
+	struct gba_eng_slot *slot;
+	struct gba_eng_op *op;
 	size_t bytes;
 	uint64_t pos;
 	int ret;
 
 	if (!ep || !peer || !count || !elem_size ||
-	    count > gba_fab_atomic_max_count(elem_size, compare != NULL))
+	    count > gba_eng_atomic_max_count(elem_size, compare != NULL))
 		return -EINVAL;
 	ret = peer_check(peer);
 	if (ret)
 		return ret;
 	bytes = count * elem_size;
-	op = gba_fab_op_alloc(ep, peer, GBA_FAB_T_ATOMIC, cookie);
+	op = gba_eng_op_alloc(ep, peer, GBA_ENG_T_ATOMIC, cookie);
 	if (!op)
 		return -EAGAIN;
-	slot = claim(ep, peer, GBA_FAB_T_ATOMIC, &pos);
+	slot = claim(ep, peer, GBA_ENG_T_ATOMIC, &pos);
 	if (!slot) {
-		gba_fab_op_free(ep, op);
+		gba_eng_op_free(ep, op);
 		return -EAGAIN;
 	}
 	op->result = result;
 	op->result_len = result ? bytes : 0;
-	slot->hdr.op = gba_fab_op_id(ep, op);
+	slot->hdr.op = gba_eng_op_id(ep, op);
 	slot->hdr.flags = flags;
 	slot->hdr.len = bytes;
 	slot->hdr.tag = key;
 	slot->hdr.data = data;
 	slot->hdr.addr = addr;
 	slot->hdr.iov_count = 0;
-	slot->hdr.xflags = (result ? GBA_FAB_X_FETCH : 0) |
-			   (compare ? GBA_FAB_X_CMP : 0);
-	req = (struct gba_fab_atomic_req *)slot->payload;
+	slot->hdr.xflags = (result ? GBA_ENG_X_FETCH : 0) |
+			   (compare ? GBA_ENG_X_CMP : 0);
+	req = (struct gba_eng_atomic_req *)slot->payload;
 	req->op = aop;
 	req->datatype = datatype;
 	req->elem_size = (uint32_t)elem_size;
@@ -307,16 +307,16 @@ int gba_fab_atomic(struct gba_fab_ep *ep, struct gba_fab_peer *peer,
 		memset(req->operands, 0, bytes);
 	if (compare)
 		memcpy(req->operands + bytes, compare, bytes);
-	gba_fab_ring_publish(slot, pos);
+	gba_eng_ring_publish(slot, pos);
 	return 0;
 }
 
 /* ---- Target ---------------------------------------------------------------- */
 
-static void rx_from_slot(struct gba_fab_ep *ep, const struct gba_fab_slot *slot,
-			 struct gba_fab_rx *rx)
+static void rx_from_slot(struct gba_eng_ep *ep, const struct gba_eng_slot *slot,
+			 struct gba_eng_rx *rx)
 {
-	const struct gba_fab_hdr *hdr = &slot->hdr;
+	const struct gba_eng_hdr *hdr = &slot->hdr;
 
 	memset(&rx->src, 0, sizeof(rx->src));
 	rx->src.magic = GBA_ADDR_MAGIC;
@@ -330,7 +330,7 @@ static void rx_from_slot(struct gba_fab_ep *ep, const struct gba_fab_slot *slot,
 	rx->flags = hdr->flags;
 	rx->src_op = hdr->op;
 	rx->held = 0;
-	if (hdr->xflags & GBA_FAB_X_LARGE) {
+	if (hdr->xflags & GBA_ENG_X_LARGE) {
 		rx->payload = NULL;
 		rx->iov_count = hdr->iov_count;
 		memcpy(rx->iov, slot->payload,
@@ -341,16 +341,16 @@ static void rx_from_slot(struct gba_fab_ep *ep, const struct gba_fab_slot *slot,
 	}
 }
 
-static void exec_msg(struct gba_fab_ep *ep, struct gba_fab_slot *slot)
+static void exec_msg(struct gba_eng_ep *ep, struct gba_eng_slot *slot)
 {
-	struct gba_fab_rx rx;
+	struct gba_eng_rx rx;
 
 	rx_from_slot(ep, slot, &rx);
 	ep->ops.recv(ep->ctx, &rx);
 }
 
-static void remote_event(struct gba_fab_ep *ep, enum gba_fab_event event,
-			 const struct gba_fab_hdr *hdr)
+static void remote_event(struct gba_eng_ep *ep, enum gba_eng_event event,
+			 const struct gba_eng_hdr *hdr)
 {
 	struct gba_addr src;
 
@@ -366,11 +366,11 @@ static void remote_event(struct gba_fab_ep *ep, enum gba_fab_event event,
 			     hdr->len);
 }
 
-static void exec_rma(struct gba_fab_ep *ep, struct gba_fab_slot *slot)
+static void exec_rma(struct gba_eng_ep *ep, struct gba_eng_slot *slot)
 {
-	const struct gba_fab_hdr *hdr = &slot->hdr;
-	bool put = hdr->type == GBA_FAB_T_PUT;
-	struct gba_fab_peer *peer = gba_fab_src_peer(ep, hdr);
+	const struct gba_eng_hdr *hdr = &slot->hdr;
+	bool put = hdr->type == GBA_ENG_T_PUT;
+	struct gba_eng_peer *peer = gba_eng_src_peer(ep, hdr);
 	const void *answer = NULL;
 	struct iovec local;
 	size_t alen = 0;
@@ -378,41 +378,41 @@ static void exec_rma(struct gba_fab_ep *ep, struct gba_fab_slot *slot)
 	int ret;
 
 	ret = ep->ops.mr_lookup(ep->ctx, hdr->tag, hdr->addr, hdr->len,
-				put ? GBA_FAB_ACCESS_WRITE
-				    : GBA_FAB_ACCESS_READ,
+				put ? GBA_ENG_ACCESS_WRITE
+				    : GBA_ENG_ACCESS_READ,
 				&ptr);
 	if (ret)
 		goto out;
 	if (!hdr->len)
 		goto done;
-	if (put && !(hdr->xflags & GBA_FAB_X_LARGE)) {
+	if (put && !(hdr->xflags & GBA_ENG_X_LARGE)) {
 		memcpy(ptr, slot->payload, hdr->len);
-	} else if (!put && !(hdr->xflags & GBA_FAB_X_LARGE)) {
+	} else if (!put && !(hdr->xflags & GBA_ENG_X_LARGE)) {
 		answer = ptr;
 		alen = hdr->len;
 	} else {
 		local.iov_base = ptr;
 		local.iov_len = hdr->len;
-		ret = gba_fab_cma((pid_t)hdr->src_pid, !put, &local, 1,
+		ret = gba_eng_cma((pid_t)hdr->src_pid, !put, &local, 1,
 				  (const struct iovec *)slot->payload,
 				  hdr->iov_count, 0, hdr->len);
 		if (ret)
 			goto out;
 	}
 done:
-	remote_event(ep, put ? GBA_FAB_EV_PUT : GBA_FAB_EV_GET, hdr);
+	remote_event(ep, put ? GBA_ENG_EV_PUT : GBA_ENG_EV_GET, hdr);
 out:
-	gba_fab_answer(ep, peer, hdr->op, ret, ret ? NULL : answer,
+	gba_eng_answer(ep, peer, hdr->op, ret, ret ? NULL : answer,
 		       ret ? 0 : alen);
 }
 
-static void exec_atomic(struct gba_fab_ep *ep, struct gba_fab_slot *slot)
+static void exec_atomic(struct gba_eng_ep *ep, struct gba_eng_slot *slot)
 {
-	const struct gba_fab_hdr *hdr = &slot->hdr;
-	struct gba_fab_peer *peer = gba_fab_src_peer(ep, hdr);
-	struct gba_fab_atomic_req *req = (void *)slot->payload;
-	uint8_t result[GBA_FAB_INLINE];
-	bool fetch = hdr->xflags & GBA_FAB_X_FETCH;
+	const struct gba_eng_hdr *hdr = &slot->hdr;
+	struct gba_eng_peer *peer = gba_eng_src_peer(ep, hdr);
+	struct gba_eng_atomic_req *req = (void *)slot->payload;
+	uint8_t result[GBA_ENG_INLINE];
+	bool fetch = hdr->xflags & GBA_ENG_X_FETCH;
 	size_t bytes = hdr->len;
 	void *ptr;
 	int ret;
@@ -423,42 +423,42 @@ static void exec_atomic(struct gba_fab_ep *ep, struct gba_fab_slot *slot)
 		goto out;
 	}
 	ret = ep->ops.mr_lookup(ep->ctx, hdr->tag, hdr->addr, bytes,
-				GBA_FAB_ACCESS_WRITE |
-					(fetch ? GBA_FAB_ACCESS_READ : 0),
+				GBA_ENG_ACCESS_WRITE |
+					(fetch ? GBA_ENG_ACCESS_READ : 0),
 				&ptr);
 	if (ret)
 		goto out;
 	if (ep->ops.atomic)
 		ret = ep->ops.atomic(ep->ctx, req->op, req->datatype, ptr,
 				     req->operands,
-				     hdr->xflags & GBA_FAB_X_CMP
+				     hdr->xflags & GBA_ENG_X_CMP
 					     ? req->operands + bytes
 					     : NULL,
 				     fetch ? result : NULL, req->count);
 	else
-		ret = gba_fab_atomic_builtin(
+		ret = gba_eng_atomic_builtin(
 			req->op, req->elem_size, ptr, req->operands,
-			hdr->xflags & GBA_FAB_X_CMP ? req->operands + bytes
+			hdr->xflags & GBA_ENG_X_CMP ? req->operands + bytes
 						    : NULL,
 			fetch ? result : NULL, req->count);
 	if (!ret)
-		remote_event(ep, GBA_FAB_EV_ATOMIC, hdr);
+		remote_event(ep, GBA_ENG_EV_ATOMIC, hdr);
 out:
-	gba_fab_answer(ep, peer, hdr->op, ret, result,
+	gba_eng_answer(ep, peer, hdr->op, ret, result,
 		       !ret && fetch ? bytes : 0);
 }
 
-void gba_fab_execute(struct gba_fab_ep *ep, struct gba_fab_slot *slot)
+void gba_eng_execute(struct gba_eng_ep *ep, struct gba_eng_slot *slot)
 {
 	switch (slot->hdr.type) {
-	case GBA_FAB_T_MSG:
+	case GBA_ENG_T_MSG:
 		exec_msg(ep, slot);
 		break;
-	case GBA_FAB_T_PUT:
-	case GBA_FAB_T_GET:
+	case GBA_ENG_T_PUT:
+	case GBA_ENG_T_GET:
 		exec_rma(ep, slot);
 		break;
-	case GBA_FAB_T_ATOMIC:
+	case GBA_ENG_T_ATOMIC:
 		exec_atomic(ep, slot);
 		break;
 	default: /* a corrupt slot: nothing sane to answer */
@@ -466,27 +466,27 @@ void gba_fab_execute(struct gba_fab_ep *ep, struct gba_fab_slot *slot)
 	}
 }
 
-void gba_fab_resp(struct gba_fab_ep *ep, const struct gba_fab_slot *slot)
+void gba_eng_resp(struct gba_eng_ep *ep, const struct gba_eng_slot *slot)
 {
-	const struct gba_fab_hdr *hdr = &slot->hdr;
-	struct gba_fab_op *op = gba_fab_op_find(ep, hdr->op);
+	const struct gba_eng_hdr *hdr = &slot->hdr;
+	struct gba_eng_op *op = gba_eng_op_find(ep, hdr->op);
 	size_t len = hdr->len;
 
 	if (!op)
 		return; /* already failed (peer thought dead) */
 	if (!hdr->status && len) {
-		if (op->type == GBA_FAB_T_GET)
+		if (op->type == GBA_ENG_T_GET)
 			iov_scatter(op->iov, op->iov_count, slot->payload, len);
-		else if (op->type == GBA_FAB_T_ATOMIC && op->result)
+		else if (op->type == GBA_ENG_T_ATOMIC && op->result)
 			memcpy(op->result, slot->payload,
 			       len < op->result_len ? len : op->result_len);
 	}
-	gba_fab_op_finish(ep, op, hdr->status);
+	gba_eng_op_finish(ep, op, hdr->status);
 }
 
 /* ---- Received messages -------------------------------------------------- */
 
-ssize_t gba_fab_rx_copy(struct gba_fab_ep *ep, const struct gba_fab_rx *rx,
+ssize_t gba_eng_rx_copy(struct gba_eng_ep *ep, const struct gba_eng_rx *rx,
 			const struct iovec *iov, size_t count, size_t offset)
 {
 	ssize_t room = iov_total(iov, count);
@@ -508,15 +508,15 @@ ssize_t gba_fab_rx_copy(struct gba_fab_ep *ep, const struct gba_fab_rx *rx,
 			    len);
 		return (ssize_t)len;
 	}
-	ret = gba_fab_cma((pid_t)rx->src.pid, false, iov, count, rx->iov,
+	ret = gba_eng_cma((pid_t)rx->src.pid, false, iov, count, rx->iov,
 			  rx->iov_count, offset, len);
 	return ret ? ret : (ssize_t)len;
 }
 
-struct gba_fab_rx *gba_fab_rx_hold(const struct gba_fab_rx *rx)
+struct gba_eng_rx *gba_eng_rx_hold(const struct gba_eng_rx *rx)
 {
 	size_t extra = rx->payload ? rx->len : 0;
-	struct gba_fab_rx *copy = malloc(sizeof(*copy) + extra);
+	struct gba_eng_rx *copy = malloc(sizeof(*copy) + extra);
 
 	if (!copy)
 		return NULL;
@@ -529,11 +529,11 @@ struct gba_fab_rx *gba_fab_rx_hold(const struct gba_fab_rx *rx)
 	return copy;
 }
 
-void gba_fab_rx_done(struct gba_fab_ep *ep, struct gba_fab_rx *rx,
+void gba_eng_rx_done(struct gba_eng_ep *ep, struct gba_eng_rx *rx,
 		     int status)
 {
 	if (!rx->payload)
-		gba_fab_answer(ep, gba_fab_src_peer(ep, &(struct gba_fab_hdr){
+		gba_eng_answer(ep, gba_eng_src_peer(ep, &(struct gba_eng_hdr){
 					       .src_pid = rx->src.pid,
 					       .src_ep_id = rx->src.ep_id }),
 			       rx->src_op, status, NULL, 0);

@@ -1,5 +1,5 @@
 /*
- * The fabric engine (include/gba/gba_fab.h): endpoints and addresses,
+ * The fabric engine (include/gba/gba_eng.h): endpoints and addresses,
  * loopback, messages of every size class between processes (inline,
  * large, held, partial copies, FIFO order, full queues, the receiver's
  * status), puts and gets with the target's access checks, remote events
@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <sys/wait.h>
 
-#include <gba/gba_fab.h>
+#include <gba/gba_eng.h>
 
 #include "gba_core_util.h"
 
@@ -39,7 +39,7 @@ static inline uint8_t pat(uint32_t seed, size_t i)
 }
 
 #define CANARY 0xEE
-#define RW (GBA_FAB_ACCESS_READ | GBA_FAB_ACCESS_WRITE)
+#define RW (GBA_ENG_ACCESS_READ | GBA_ENG_ACCESS_WRITE)
 
 /*
  * Describe @n bytes of @buf (which holds n + 64 bytes) as 4 iov entries:
@@ -127,7 +127,7 @@ static long long check_lin(const void *p, size_t n, uint32_t seed, size_t off0)
 
 static void cfail(int line, const char *what, long long a, long long b)
 {
-	fprintf(stderr, "gba_core_fab child %d: line %d: %s (%lld, %lld)\n",
+	fprintf(stderr, "gba_core_eng child %d: line %d: %s (%lld, %lld)\n",
 		(int)getpid(), line, what, a, b);
 	_exit(20 + line % 200);
 }
@@ -280,7 +280,7 @@ struct msgrec {
 };
 
 struct evrec {
-	enum gba_fab_event ev;
+	enum gba_eng_event ev;
 	struct gba_addr src;
 	uint32_t flags;
 	uint64_t data;
@@ -289,13 +289,13 @@ struct evrec {
 
 enum rx_mode {
 	RX_COPY, /* rx_copy into rx_iov, then rx_done */
-	RX_HOLD, /* gba_fab_rx_hold, finished later */
+	RX_HOLD, /* gba_eng_rx_hold, finished later */
 	RX_FIFO, /* check order and contents (messages test) */
 	RX_DL,	 /* check contents (deadlock test) */
 };
 
 struct fe {
-	struct gba_fab_ep *ep;
+	struct gba_eng_ep *ep;
 	struct region reg[MAX_REG];
 	int nreg;
 	/* completions */
@@ -309,15 +309,15 @@ struct fe {
 	uint64_t mark_at_complete;
 	/* messages */
 	enum rx_mode rx_mode;
-	struct iovec rx_iov[GBA_FAB_MAX_IOV];
+	struct iovec rx_iov[GBA_ENG_MAX_IOV];
 	size_t rx_iovcnt;
 	unsigned rx_done_delay_us; /* before rx_done of a large one */
 	uint64_t nmsg;
 	struct msgrec last;
 	uint64_t tags[16];
-	struct gba_fab_rx *held[MAX_HELD];
+	struct gba_eng_rx *held[MAX_HELD];
 	int nheld, hold_fail;
-	void (*rx_hook)(struct fe *fe, struct gba_fab_rx *rx);
+	void (*rx_hook)(struct fe *fe, struct gba_eng_rx *rx);
 	uint64_t fifo_next, fifo_bad, fifo_why;
 	uint64_t msg_bad;
 	char scratch[8192];
@@ -333,7 +333,7 @@ static size_t fifo_len(uint64_t i)
 	return i % 997 == 500 ? 4100 + i % 50 : i % 61;
 }
 
-static void fe_recv_fifo(struct fe *fe, struct gba_fab_rx *rx)
+static void fe_recv_fifo(struct fe *fe, struct gba_eng_rx *rx)
 {
 	uint64_t i = fe->fifo_next;
 	const void *p = rx->payload;
@@ -343,7 +343,7 @@ static void fe_recv_fifo(struct fe *fe, struct gba_fab_rx *rx)
 	if (fe->fifo_bad)
 		return;
 	if (rx->tag != i || rx->len != fifo_len(i) || rx->data != ~i ||
-	    (rx->len > GBA_FAB_INLINE) != (p == NULL)) {
+	    (rx->len > GBA_ENG_INLINE) != (p == NULL)) {
 		fe->fifo_bad = i + 1;
 		fe->fifo_why = 1;
 		return;
@@ -351,7 +351,7 @@ static void fe_recv_fifo(struct fe *fe, struct gba_fab_rx *rx)
 	if (!p) {
 		iov.iov_base = fe->scratch;
 		iov.iov_len = sizeof(fe->scratch);
-		n = gba_fab_rx_copy(fe->ep, rx, &iov, 1, 0);
+		n = gba_eng_rx_copy(fe->ep, rx, &iov, 1, 0);
 		if (n != (ssize_t)rx->len) {
 			fe->fifo_bad = i + 1;
 			fe->fifo_why = 2;
@@ -368,18 +368,18 @@ static void fe_recv_fifo(struct fe *fe, struct gba_fab_rx *rx)
 }
 
 /* Deadlock test: tag 3 is 32 inline bytes, tag 4 5000 large ones. */
-static void fe_recv_dl(struct fe *fe, struct gba_fab_rx *rx)
+static void fe_recv_dl(struct fe *fe, struct gba_eng_rx *rx)
 {
 	struct iovec iov = {fe->scratch, sizeof(fe->scratch)};
 	size_t want = rx->tag == 3 ? 32 : 5000;
 
 	if ((rx->tag != 3 && rx->tag != 4) || rx->len != want ||
-	    gba_fab_rx_copy(fe->ep, rx, &iov, 1, 0) != (ssize_t)want ||
+	    gba_eng_rx_copy(fe->ep, rx, &iov, 1, 0) != (ssize_t)want ||
 	    check_lin(fe->scratch, want, (uint32_t)rx->tag, 0) != -1)
 		fe->msg_bad++;
 }
 
-static void fe_recv(void *ctx, struct gba_fab_rx *rx)
+static void fe_recv(void *ctx, struct gba_eng_rx *rx)
 {
 	struct fe *fe = ctx;
 	struct msgrec *m = &fe->last;
@@ -399,14 +399,14 @@ static void fe_recv(void *ctx, struct gba_fab_rx *rx)
 	switch (fe->rx_mode) {
 	case RX_HOLD:
 		if (fe->nheld < MAX_HELD) {
-			fe->held[fe->nheld] = gba_fab_rx_hold(rx);
+			fe->held[fe->nheld] = gba_eng_rx_hold(rx);
 			if (fe->held[fe->nheld]) {
 				fe->nheld++;
 				return;
 			}
 		}
 		fe->hold_fail++;
-		gba_fab_rx_done(fe->ep, rx, -ENOMEM);
+		gba_eng_rx_done(fe->ep, rx, -ENOMEM);
 		return;
 	case RX_FIFO:
 		fe_recv_fifo(fe, rx);
@@ -415,7 +415,7 @@ static void fe_recv(void *ctx, struct gba_fab_rx *rx)
 		fe_recv_dl(fe, rx);
 		break;
 	case RX_COPY:
-		m->copied = gba_fab_rx_copy(fe->ep, rx, fe->rx_iov,
+		m->copied = gba_eng_rx_copy(fe->ep, rx, fe->rx_iov,
 					    fe->rx_iovcnt, 0);
 		if (m->large && fe->rx_done_delay_us)
 			usleep(fe->rx_done_delay_us);
@@ -423,7 +423,7 @@ static void fe_recv(void *ctx, struct gba_fab_rx *rx)
 	}
 	if (fe->mark)
 		atomic_store(fe->mark, rx->tag);
-	gba_fab_rx_done(fe->ep, rx, 0);
+	gba_eng_rx_done(fe->ep, rx, 0);
 }
 
 static void fe_complete(void *ctx, uint64_t cookie, int status)
@@ -472,7 +472,7 @@ static int fe_mr_lookup(void *ctx, uint64_t key, uint64_t addr, size_t len,
 	return -ENOKEY;
 }
 
-static void fe_event(void *ctx, enum gba_fab_event event,
+static void fe_event(void *ctx, enum gba_eng_event event,
 		     const struct gba_addr *src, uint32_t flags,
 		     uint64_t data, size_t len)
 {
@@ -486,7 +486,7 @@ static void fe_event(void *ctx, enum gba_fab_event event,
 		fe->nev_type[event]++;
 }
 
-static const struct gba_fab_ops fe_ops = {
+static const struct gba_eng_ops fe_ops = {
 	.recv = fe_recv,
 	.complete = fe_complete,
 	.mr_lookup = fe_mr_lookup,
@@ -495,9 +495,9 @@ static const struct gba_fab_ops fe_ops = {
 };
 
 static int fe_open_ops(struct fe *fe, uint32_t rx_slots, uint32_t max_ops,
-		       const struct gba_fab_ops *ops)
+		       const struct gba_eng_ops *ops)
 {
-	struct gba_fab_ep_attr attr = {
+	struct gba_eng_ep_attr attr = {
 		.rx_slots = rx_slots,
 		.max_ops = max_ops,
 		.ops = ops,
@@ -510,7 +510,7 @@ static int fe_open_ops(struct fe *fe, uint32_t rx_slots, uint32_t max_ops,
 	fe->status = calloc(MAX_COOKIE, sizeof(int));
 	if (!fe->done || !fe->status)
 		return -ENOMEM;
-	return gba_fab_ep_open(&attr, &fe->ep);
+	return gba_eng_ep_open(&attr, &fe->ep);
 }
 
 static int fe_open(struct fe *fe, uint32_t rx_slots, uint32_t max_ops)
@@ -523,9 +523,9 @@ static void fe_close(struct fe *fe)
 	int i;
 
 	for (i = 0; i < fe->nheld; i++)
-		gba_fab_rx_done(fe->ep, fe->held[i], 0);
+		gba_eng_rx_done(fe->ep, fe->held[i], 0);
 	fe->nheld = 0;
-	gba_fab_ep_close(fe->ep);
+	gba_eng_ep_close(fe->ep);
 	fe->ep = NULL;
 	free(fe->done);
 	free(fe->status);
@@ -541,7 +541,7 @@ static void fe_reg(struct fe *fe, uint64_t key, void *base, size_t len,
 
 static const struct gba_addr *fe_addr(const struct fe *fe)
 {
-	return gba_fab_ep_addr(fe->ep);
+	return gba_eng_ep_addr(fe->ep);
 }
 
 /* ---- Waiting ------------------------------------------------------------- */
@@ -552,7 +552,7 @@ static int spin_step(struct fe *fe)
 	int n = 0;
 
 	if (fe && fe->ep)
-		n = gba_fab_progress(fe->ep);
+		n = gba_eng_progress(fe->ep);
 	if (n <= 0)
 		sched_yield();
 	kids_poll();
@@ -613,7 +613,7 @@ static int fe_wait(struct fe *fe, uint64_t cookie, int ms)
  */
 static int finish(struct fe *fe, struct shared *sh, int n)
 {
-	if (!SPIN(fe, gba_fab_busy(fe->ep) == 0, 8000))
+	if (!SPIN(fe, gba_eng_busy(fe->ep) == 0, 8000))
 		return __LINE__;
 	atomic_fetch_add(&sh->done, 1);
 	if (!SPIN(fe, atomic_load(&sh->done) >= n, 8000))
@@ -644,15 +644,15 @@ static pid_t dead_pid(void)
 
 Test(fab, open_close_addresses)
 {
-	struct gba_fab_ops ops = fe_ops;
-	struct gba_fab_ep_attr attr = {.ops = &ops};
-	struct gba_fab_peer *p, *p2, *pb, *pc;
-	struct gba_fab_ep *ep;
+	struct gba_eng_ops ops = fe_ops;
+	struct gba_eng_ep_attr attr = {.ops = &ops};
+	struct gba_eng_peer *p, *p2, *pb, *pc;
+	struct gba_eng_ep *ep;
 	struct gba_addr ad, bad;
 	const struct gba_addr *aa;
 	struct fe a, b, c;
 	char path[128];
-	struct iovec iov[GBA_FAB_MAX_IOV + 1];
+	struct iovec iov[GBA_ENG_MAX_IOV + 1];
 	char byte = 1;
 	struct stat st;
 	unsigned i;
@@ -667,9 +667,9 @@ Test(fab, open_close_addresses)
 	cr_assert_eq(st.st_mode & 0777, 0600);
 	cr_assert_eq(st.st_uid, getuid());
 	cr_assert_eq((size_t)st.st_size,
-		     4096 + (size_t)GBA_FAB_RX_SLOTS_DEF * GBA_FAB_SLOT_SIZE);
-	cr_assert_eq(gba_fab_busy(a.ep), 0);
-	cr_assert_eq(gba_fab_progress(a.ep), 0);
+		     4096 + (size_t)GBA_ENG_RX_SLOTS_DEF * GBA_ENG_SLOT_SIZE);
+	cr_assert_eq(gba_eng_busy(a.ep), 0);
+	cr_assert_eq(gba_eng_progress(a.ep), 0);
 
 	cr_assert_eq(fe_open(&b, 4, 0), 0);
 	bad = *fe_addr(&b);
@@ -678,54 +678,54 @@ Test(fab, open_close_addresses)
 	cr_assert(!gba_addr_equal(&bad, aa));
 	ring_path(&bad, path, sizeof(path));
 	cr_assert_eq(stat(path, &st), 0);
-	cr_assert_eq((size_t)st.st_size, 4096 + 4 * (size_t)GBA_FAB_SLOT_SIZE);
+	cr_assert_eq((size_t)st.st_size, 4096 + 4 * (size_t)GBA_ENG_SLOT_SIZE);
 
 	/* peers: self, another endpoint of this process */
-	cr_assert_eq(gba_fab_peer_get(a.ep, aa, &p), 0);
-	cr_assert(gba_addr_equal(gba_fab_peer_addr(p), aa));
-	cr_assert_eq(gba_fab_peer_get(a.ep, aa, &p2), 0);
+	cr_assert_eq(gba_eng_peer_get(a.ep, aa, &p), 0);
+	cr_assert(gba_addr_equal(gba_eng_peer_addr(p), aa));
+	cr_assert_eq(gba_eng_peer_get(a.ep, aa, &p2), 0);
 	cr_assert_eq(p2, p, "a second lookup gives the same handle");
-	cr_assert_eq(gba_fab_peer_get(a.ep, &bad, &pb), 0);
-	cr_assert(gba_addr_equal(gba_fab_peer_addr(pb), &bad));
+	cr_assert_eq(gba_eng_peer_get(a.ep, &bad, &pb), 0);
+	cr_assert(gba_addr_equal(gba_eng_peer_addr(pb), &bad));
 	cr_assert_neq(pb, p);
 
 	/* bad arguments, unreachable addresses */
-	cr_assert_eq(gba_fab_peer_get(NULL, aa, &p2), -EINVAL);
-	cr_assert_eq(gba_fab_peer_get(a.ep, NULL, &p2), -EINVAL);
-	cr_assert_eq(gba_fab_peer_get(a.ep, aa, NULL), -EINVAL);
+	cr_assert_eq(gba_eng_peer_get(NULL, aa, &p2), -EINVAL);
+	cr_assert_eq(gba_eng_peer_get(a.ep, NULL, &p2), -EINVAL);
+	cr_assert_eq(gba_eng_peer_get(a.ep, aa, NULL), -EINVAL);
 	ad = bad;
 	ad.magic ^= 1;
-	cr_assert_eq(gba_fab_peer_get(a.ep, &ad, &p2), -EINVAL);
+	cr_assert_eq(gba_eng_peer_get(a.ep, &ad, &p2), -EINVAL);
 	ad = bad;
 	ad.version++;
-	cr_assert_eq(gba_fab_peer_get(a.ep, &ad, &p2), -EINVAL);
+	cr_assert_eq(gba_eng_peer_get(a.ep, &ad, &p2), -EINVAL);
 	ad = bad;
 	ad.reserved = 1;
-	cr_assert_eq(gba_fab_peer_get(a.ep, &ad, &p2), -EINVAL);
+	cr_assert_eq(gba_eng_peer_get(a.ep, &ad, &p2), -EINVAL);
 	ad = bad;
 	ad.host_id ^= 0x10;
-	cr_assert_eq(gba_fab_peer_get(a.ep, &ad, &p2), -EHOSTUNREACH);
+	cr_assert_eq(gba_eng_peer_get(a.ep, &ad, &p2), -EHOSTUNREACH);
 	ad = bad;
 	ad.ep_id += 100000;
-	cr_assert_eq(gba_fab_peer_get(a.ep, &ad, &p2), -EHOSTUNREACH);
+	cr_assert_eq(gba_eng_peer_get(a.ep, &ad, &p2), -EHOSTUNREACH);
 	ad = bad;
 	ad.pid = (uint32_t)dead_pid();
-	cr_assert_eq(gba_fab_peer_get(a.ep, &ad, &p2), -EHOSTUNREACH);
+	cr_assert_eq(gba_eng_peer_get(a.ep, &ad, &p2), -EHOSTUNREACH);
 
 	/* open: argument errors */
-	cr_assert_eq(gba_fab_ep_open(NULL, &ep), -EINVAL);
-	cr_assert_eq(gba_fab_ep_open(&attr, NULL), -EINVAL);
+	cr_assert_eq(gba_eng_ep_open(NULL, &ep), -EINVAL);
+	cr_assert_eq(gba_eng_ep_open(&attr, NULL), -EINVAL);
 	attr.ops = NULL;
-	cr_assert_eq(gba_fab_ep_open(&attr, &ep), -EINVAL);
+	cr_assert_eq(gba_eng_ep_open(&attr, &ep), -EINVAL);
 	attr.ops = &ops;
 	ops.recv = NULL;
-	cr_assert_eq(gba_fab_ep_open(&attr, &ep), -EINVAL);
+	cr_assert_eq(gba_eng_ep_open(&attr, &ep), -EINVAL);
 	ops = fe_ops;
 	ops.complete = NULL;
-	cr_assert_eq(gba_fab_ep_open(&attr, &ep), -EINVAL);
+	cr_assert_eq(gba_eng_ep_open(&attr, &ep), -EINVAL);
 	ops = fe_ops;
 	ops.mr_lookup = NULL;
-	cr_assert_eq(gba_fab_ep_open(&attr, &ep), -EINVAL);
+	cr_assert_eq(gba_eng_ep_open(&attr, &ep), -EINVAL);
 	ops = fe_ops;
 	{
 		static const uint32_t bad_slots[] = {3, 6, 12, 100, 65535,
@@ -734,78 +734,78 @@ Test(fab, open_close_addresses)
 		for (i = 0; i < sizeof(bad_slots) / sizeof(bad_slots[0]);
 		     i++) {
 			attr.rx_slots = bad_slots[i];
-			cr_assert_eq(gba_fab_ep_open(&attr, &ep), -EINVAL,
+			cr_assert_eq(gba_eng_ep_open(&attr, &ep), -EINVAL,
 				     "rx_slots %u", bad_slots[i]);
 		}
 	}
 	attr.rx_slots = 0;
 	attr.max_ops = 65537;
-	cr_assert_eq(gba_fab_ep_open(&attr, &ep), -EINVAL);
+	cr_assert_eq(gba_eng_ep_open(&attr, &ep), -EINVAL);
 	attr.max_ops = 0;
 	ad = *aa;
 	ad.pid = (uint32_t)dead_pid();
 	attr.addr = &ad;
-	cr_assert_eq(gba_fab_ep_open(&attr, &ep), -EINVAL, "other process");
+	cr_assert_eq(gba_eng_ep_open(&attr, &ep), -EINVAL, "other process");
 	ad = *aa;
 	ad.host_id ^= 1;
-	cr_assert_eq(gba_fab_ep_open(&attr, &ep), -EINVAL, "other host");
+	cr_assert_eq(gba_eng_ep_open(&attr, &ep), -EINVAL, "other host");
 	ad = *aa;
 	ad.magic = 0;
-	cr_assert_eq(gba_fab_ep_open(&attr, &ep), -EINVAL, "malformed");
+	cr_assert_eq(gba_eng_ep_open(&attr, &ep), -EINVAL, "malformed");
 	ad = *aa;
-	cr_assert_eq(gba_fab_ep_open(&attr, &ep), -EADDRINUSE);
+	cr_assert_eq(gba_eng_ep_open(&attr, &ep), -EADDRINUSE);
 	/* an address chosen by the caller; rx_slots 1 is a power of two */
 	ad.ep_id = 0x7fff1234;
 	attr.rx_slots = 1;
-	cr_assert_eq(gba_fab_ep_open(&attr, &ep), 0);
-	cr_assert(gba_addr_equal(gba_fab_ep_addr(ep), &ad));
-	cr_assert_eq(gba_fab_peer_get(a.ep, &ad, &p2), 0);
-	gba_fab_ep_close(ep);
+	cr_assert_eq(gba_eng_ep_open(&attr, &ep), 0);
+	cr_assert(gba_addr_equal(gba_eng_ep_addr(ep), &ad));
+	cr_assert_eq(gba_eng_peer_get(a.ep, &ad, &p2), 0);
+	gba_eng_ep_close(ep);
 	attr.addr = NULL;
 	attr.rx_slots = 0;
 
 	/* operation argument errors */
-	for (i = 0; i <= GBA_FAB_MAX_IOV; i++)
+	for (i = 0; i <= GBA_ENG_MAX_IOV; i++)
 		iov[i] = (struct iovec){&byte, 1};
-	cr_assert_eq(gba_fab_send(a.ep, pb, iov, GBA_FAB_MAX_IOV + 1, 0, 0,
+	cr_assert_eq(gba_eng_send(a.ep, pb, iov, GBA_ENG_MAX_IOV + 1, 0, 0,
 				  0, 0),
 		     -EINVAL);
-	cr_assert_eq(gba_fab_send(a.ep, pb, NULL, 1, 0, 0, 0, 0), -EINVAL);
-	cr_assert_eq(gba_fab_send(NULL, pb, iov, 1, 0, 0, 0, 0), -EINVAL);
-	cr_assert_eq(gba_fab_send(a.ep, NULL, iov, 1, 0, 0, 0, 0), -EINVAL);
+	cr_assert_eq(gba_eng_send(a.ep, pb, NULL, 1, 0, 0, 0, 0), -EINVAL);
+	cr_assert_eq(gba_eng_send(NULL, pb, iov, 1, 0, 0, 0, 0), -EINVAL);
+	cr_assert_eq(gba_eng_send(a.ep, NULL, iov, 1, 0, 0, 0, 0), -EINVAL);
 	iov[1] = (struct iovec){NULL, 5};
-	cr_assert_eq(gba_fab_send(a.ep, pb, iov, 2, 0, 0, 0, 0), -EINVAL);
-	cr_assert_eq(gba_fab_put(a.ep, pb, iov, 2, 0, 0, 0, 0, 0), -EINVAL);
-	cr_assert_eq(gba_fab_get(a.ep, pb, iov, 2, 0, 0, 0, 0), -EINVAL);
+	cr_assert_eq(gba_eng_send(a.ep, pb, iov, 2, 0, 0, 0, 0), -EINVAL);
+	cr_assert_eq(gba_eng_put(a.ep, pb, iov, 2, 0, 0, 0, 0, 0), -EINVAL);
+	cr_assert_eq(gba_eng_get(a.ep, pb, iov, 2, 0, 0, 0, 0), -EINVAL);
 	iov[1] = (struct iovec){&byte, SIZE_MAX - 1};
-	cr_assert_eq(gba_fab_send(a.ep, pb, iov, 2, 0, 0, 0, 0), -EINVAL,
+	cr_assert_eq(gba_eng_send(a.ep, pb, iov, 2, 0, 0, 0, 0), -EINVAL,
 		     "lengths wrap around");
-	cr_assert_eq(gba_fab_busy(a.ep), 0);
-	cr_assert_eq(gba_fab_progress(b.ep), 0, "nothing was sent");
+	cr_assert_eq(gba_eng_busy(a.ep), 0);
+	cr_assert_eq(gba_eng_progress(b.ep), 0, "nothing was sent");
 
 	/* a closed endpoint: its queue is gone, senders are told */
-	gba_fab_ep_close(b.ep);
+	gba_eng_ep_close(b.ep);
 	b.ep = NULL;
 	ring_path(&bad, path, sizeof(path));
 	cr_assert_eq(stat(path, &st), -1);
 	cr_assert_eq(errno, ENOENT);
 	iov[0] = (struct iovec){&byte, 1};
 	{
-		int r = gba_fab_send(a.ep, pb, iov, 1, 0, 0, 0, 0);
+		int r = gba_eng_send(a.ep, pb, iov, 1, 0, 0, 0, 0);
 
 		cr_assert(r == -EHOSTUNREACH || r == -EPIPE, "send: %d", r);
-		r = gba_fab_put(a.ep, pb, iov, 1, 0, 0, 0, 0, 0);
+		r = gba_eng_put(a.ep, pb, iov, 1, 0, 0, 0, 0, 0);
 		cr_assert(r == -EHOSTUNREACH || r == -EPIPE, "put: %d", r);
 	}
-	cr_assert_eq(gba_fab_busy(a.ep), 0);
+	cr_assert_eq(gba_eng_busy(a.ep), 0);
 	cr_assert_eq(fe_open(&c, 0, 0), 0);
-	cr_assert_eq(gba_fab_peer_get(c.ep, &bad, &pc), -EHOSTUNREACH);
+	cr_assert_eq(gba_eng_peer_get(c.ep, &bad, &pc), -EHOSTUNREACH);
 	/* the address is free again */
 	attr.addr = &bad;
 	attr.ctx = &c;
-	cr_assert_eq(gba_fab_ep_open(&attr, &ep), 0);
-	gba_fab_ep_close(ep);
-	gba_fab_ep_close(NULL);
+	cr_assert_eq(gba_eng_ep_open(&attr, &ep), 0);
+	gba_eng_ep_close(ep);
+	gba_eng_ep_close(NULL);
 	fe_close(&c);
 	free(b.done);
 	free(b.status);
@@ -819,8 +819,8 @@ Test(fab, open_close_addresses)
 Test(fab, loopback)
 {
 	struct fe a, s;
-	struct gba_fab_peer *self, *ps, *pa;
-	struct iovec iov[GBA_FAB_MAX_IOV], riov[GBA_FAB_MAX_IOV];
+	struct gba_eng_peer *self, *ps, *pa;
+	struct iovec iov[GBA_ENG_MAX_IOV], riov[GBA_ENG_MAX_IOV];
 	size_t cnt, rcnt, n = 300000, i, max8;
 	char *sb = malloc(n + 64), *rb = malloc(n + 64 + 64);
 	uint64_t *mem = aligned_alloc(64, 8192), *res, *opd;
@@ -828,7 +828,7 @@ Test(fab, loopback)
 
 	cr_assert(sb && rb && mem);
 	cr_assert_eq(fe_open(&a, 0, 0), 0);
-	cr_assert_eq(gba_fab_peer_get(a.ep, fe_addr(&a), &self), 0);
+	cr_assert_eq(gba_eng_peer_get(a.ep, fe_addr(&a), &self), 0);
 	a.rx_mode = RX_COPY;
 	a.rx_iovcnt = spread(rb, n + 64, 1, a.rx_iov);
 
@@ -836,8 +836,8 @@ Test(fab, loopback)
 	memset(rb, CANARY, n + 128);
 	cnt = spread(sb, 1000, 0, iov);
 	iov_fill(iov, cnt, 5);
-	cr_assert_eq(gba_fab_send(a.ep, self, iov, cnt, 7, 8, 9, 1), 1);
-	cr_assert_eq(gba_fab_progress(a.ep), 1);
+	cr_assert_eq(gba_eng_send(a.ep, self, iov, cnt, 7, 8, 9, 1), 1);
+	cr_assert_eq(gba_eng_progress(a.ep), 1);
 	cr_assert_eq(a.nmsg, 1);
 	cr_assert_eq(a.last.len, 1000);
 	cr_assert_eq(a.last.tag, 7);
@@ -850,8 +850,8 @@ Test(fab, loopback)
 	memset(rb, CANARY, n + 128);
 	cnt = spread(sb, n, 0, iov);
 	iov_fill(iov, cnt, 6);
-	cr_assert_eq(gba_fab_send(a.ep, self, iov, cnt, 17, 18, 19, 2), 0);
-	cr_assert_eq(gba_fab_busy(a.ep), 1);
+	cr_assert_eq(gba_eng_send(a.ep, self, iov, cnt, 17, 18, 19, 2), 0);
+	cr_assert_eq(gba_eng_busy(a.ep), 1);
 	cr_assert_eq(fe_wait(&a, 2, 5000), 0);
 	cr_assert_eq(a.last.len, n);
 	cr_assert(a.last.large);
@@ -861,13 +861,13 @@ Test(fab, loopback)
 	a.ck = 100; /* RUN's cookies from here */
 
 	/* put and get to itself, inline and large */
-	fe_reg(&a, 1, region, sizeof(region), GBA_FAB_ACCESS_READ |
-						      GBA_FAB_ACCESS_WRITE);
-	fe_reg(&a, 2, sb, n, GBA_FAB_ACCESS_READ | GBA_FAB_ACCESS_WRITE);
+	fe_reg(&a, 1, region, sizeof(region), GBA_ENG_ACCESS_READ |
+						      GBA_ENG_ACCESS_WRITE);
+	fe_reg(&a, 2, sb, n, GBA_ENG_ACCESS_READ | GBA_ENG_ACCESS_WRITE);
 	memset(region, CANARY, sizeof(region));
 	cnt = spread(rb, 100, 0, iov);
 	iov_fill(iov, cnt, 9);
-	cr_assert_eq(RUN(&a, gba_fab_put(a.ep, self, iov, cnt,
+	cr_assert_eq(RUN(&a, gba_eng_put(a.ep, self, iov, cnt,
 					 (uintptr_t)region + 50, 1, 0, 0,
 					 COOKIE)),
 		     0);
@@ -876,7 +876,7 @@ Test(fab, loopback)
 	cr_assert_eq(region[150], (char)CANARY);
 	memset(rb, CANARY, 200);
 	cnt = spread(rb, 100, 1, iov);
-	cr_assert_eq(RUN(&a, gba_fab_get(a.ep, self, iov, cnt,
+	cr_assert_eq(RUN(&a, gba_eng_get(a.ep, self, iov, cnt,
 					 (uintptr_t)region + 50, 1, 0,
 					 COOKIE)),
 		     0);
@@ -886,36 +886,36 @@ Test(fab, loopback)
 		sb[i] = (char)pat(0x66, i);
 	memset(rb, CANARY, n + 128);
 	rcnt = spread(rb, n - 10, 0, riov);
-	cr_assert_eq(RUN(&a, gba_fab_get(a.ep, self, riov, rcnt,
+	cr_assert_eq(RUN(&a, gba_eng_get(a.ep, self, riov, rcnt,
 					 (uintptr_t)sb + 11, 2, 0, COOKIE)),
 		     -ERANGE, "leaves the region");
-	cr_assert_eq(RUN(&a, gba_fab_get(a.ep, self, riov, rcnt,
+	cr_assert_eq(RUN(&a, gba_eng_get(a.ep, self, riov, rcnt,
 					 (uintptr_t)sb + 5, 2, 0, COOKIE)),
 		     0);
 	cr_assert_eq(check_rx(rb, n + 128, riov, rcnt, 0x66, 5, n - 10), -1);
 	/* the most iov entries an operation takes */
-	for (i = 0; i < GBA_FAB_MAX_IOV; i++)
+	for (i = 0; i < GBA_ENG_MAX_IOV; i++)
 		riov[i] = (struct iovec){sb + 1000 * i, 1 + i};
-	cr_assert_eq(gba_fab_send(a.ep, self, riov, GBA_FAB_MAX_IOV, 8, 0, 0,
+	cr_assert_eq(gba_eng_send(a.ep, self, riov, GBA_ENG_MAX_IOV, 8, 0, 0,
 				  0),
 		     1);
-	cr_assert_eq(gba_fab_progress(a.ep), 1);
-	cr_assert_eq(a.last.len, GBA_FAB_MAX_IOV * (GBA_FAB_MAX_IOV + 1) / 2);
+	cr_assert_eq(gba_eng_progress(a.ep), 1);
+	cr_assert_eq(a.last.len, GBA_ENG_MAX_IOV * (GBA_ENG_MAX_IOV + 1) / 2);
 
 	/* atomic at the largest count */
-	max8 = gba_fab_atomic_max_count(8, 0);
-	cr_assert_eq(max8, (GBA_FAB_INLINE - 16) / 8);
-	cr_assert_eq(gba_fab_atomic_max_count(8, 1), (GBA_FAB_INLINE - 16) / 16);
-	cr_assert_eq(gba_fab_atomic_max_count(4, 0), (GBA_FAB_INLINE - 16) / 4);
-	cr_assert_eq(gba_fab_atomic_max_count(0, 0), 0);
-	fe_reg(&a, 3, mem, 8192, GBA_FAB_ACCESS_READ | GBA_FAB_ACCESS_WRITE);
+	max8 = gba_eng_atomic_max_count(8, 0);
+	cr_assert_eq(max8, (GBA_ENG_INLINE - 16) / 8);
+	cr_assert_eq(gba_eng_atomic_max_count(8, 1), (GBA_ENG_INLINE - 16) / 16);
+	cr_assert_eq(gba_eng_atomic_max_count(4, 0), (GBA_ENG_INLINE - 16) / 4);
+	cr_assert_eq(gba_eng_atomic_max_count(0, 0), 0);
+	fe_reg(&a, 3, mem, 8192, GBA_ENG_ACCESS_READ | GBA_ENG_ACCESS_WRITE);
 	res = calloc(max8 + 1, 8);
 	opd = calloc(max8 + 1, 8);
 	for (i = 0; i < max8; i++) {
 		mem[i] = i * 0x100000001ULL;
 		opd[i] = i + 1;
 	}
-	cr_assert_eq(RUN(&a, gba_fab_atomic(a.ep, self, GBA_FAB_AOP_ADD, 0, 8,
+	cr_assert_eq(RUN(&a, gba_eng_atomic(a.ep, self, GBA_ENG_AOP_ADD, 0, 8,
 					    max8, opd, NULL, res,
 					    (uintptr_t)mem, 3, 0, 0, COOKIE)),
 		     0);
@@ -923,35 +923,35 @@ Test(fab, loopback)
 		cr_assert_eq(res[i], i * 0x100000001ULL, "element %zu", i);
 		cr_assert_eq(mem[i], i * 0x100000001ULL + i + 1);
 	}
-	cr_assert_eq(gba_fab_atomic(a.ep, self, GBA_FAB_AOP_ADD, 0, 8,
+	cr_assert_eq(gba_eng_atomic(a.ep, self, GBA_ENG_AOP_ADD, 0, 8,
 				    max8 + 1, opd, NULL, res, (uintptr_t)mem,
 				    3, 0, 0, 99),
 		     -EINVAL);
-	cr_assert_eq(gba_fab_busy(a.ep), 0);
+	cr_assert_eq(gba_eng_busy(a.ep), 0);
 
 	/* a full operation table (max_ops 2) and a full queue (2 slots) */
 	cr_assert_eq(fe_open(&s, 2, 2), 0);
-	cr_assert_eq(gba_fab_peer_get(s.ep, fe_addr(&s), &ps), 0);
-	cr_assert_eq(gba_fab_peer_get(s.ep, fe_addr(&a), &pa), 0);
+	cr_assert_eq(gba_eng_peer_get(s.ep, fe_addr(&s), &ps), 0);
+	cr_assert_eq(gba_eng_peer_get(s.ep, fe_addr(&a), &pa), 0);
 	s.rx_mode = RX_COPY;
 	s.rx_iov[0] = (struct iovec){rb, n};
 	s.rx_iovcnt = 1;
 	cnt = spread(sb, 5000, 0, iov);
-	cr_assert_eq(gba_fab_send(s.ep, pa, iov, cnt, 1, 0, 0, 1), 0);
-	cr_assert_eq(gba_fab_send(s.ep, pa, iov, cnt, 2, 0, 0, 2), 0);
-	cr_assert_eq(gba_fab_send(s.ep, pa, iov, cnt, 3, 0, 0, 3), -EAGAIN);
-	cr_assert_eq(gba_fab_put(s.ep, pa, iov, cnt, 0, 0, 0, 0, 3),
+	cr_assert_eq(gba_eng_send(s.ep, pa, iov, cnt, 1, 0, 0, 1), 0);
+	cr_assert_eq(gba_eng_send(s.ep, pa, iov, cnt, 2, 0, 0, 2), 0);
+	cr_assert_eq(gba_eng_send(s.ep, pa, iov, cnt, 3, 0, 0, 3), -EAGAIN);
+	cr_assert_eq(gba_eng_put(s.ep, pa, iov, cnt, 0, 0, 0, 0, 3),
 		     -EAGAIN);
-	cr_assert_eq(gba_fab_busy(s.ep), 2);
-	cr_assert_eq(gba_fab_send(s.ep, pa, iov, 1, 4, 0, 0, 4), 1,
+	cr_assert_eq(gba_eng_busy(s.ep), 2);
+	cr_assert_eq(gba_eng_send(s.ep, pa, iov, 1, 4, 0, 0, 4), 1,
 		     "inline sends need no operation record");
 	/* own queue: 2 slots */
-	cr_assert_eq(gba_fab_send(s.ep, ps, iov, 1, 5, 0, 0, 0), 1);
-	cr_assert_eq(gba_fab_send(s.ep, ps, iov, 1, 6, 0, 0, 0), 1);
-	cr_assert_eq(gba_fab_send(s.ep, ps, iov, 1, 7, 0, 0, 0), -EAGAIN);
-	cr_assert_eq(gba_fab_progress(s.ep), 2);
-	cr_assert_eq(gba_fab_send(s.ep, ps, iov, 1, 7, 0, 0, 0), 1);
-	cr_assert_eq(gba_fab_progress(s.ep), 1);
+	cr_assert_eq(gba_eng_send(s.ep, ps, iov, 1, 5, 0, 0, 0), 1);
+	cr_assert_eq(gba_eng_send(s.ep, ps, iov, 1, 6, 0, 0, 0), 1);
+	cr_assert_eq(gba_eng_send(s.ep, ps, iov, 1, 7, 0, 0, 0), -EAGAIN);
+	cr_assert_eq(gba_eng_progress(s.ep), 2);
+	cr_assert_eq(gba_eng_send(s.ep, ps, iov, 1, 7, 0, 0, 0), 1);
+	cr_assert_eq(gba_eng_progress(s.ep), 1);
 	cr_assert_eq(s.nmsg, 3);
 	cr_assert_eq(s.tags[0], 5);
 	cr_assert_eq(s.tags[2], 7);
@@ -960,7 +960,7 @@ Test(fab, loopback)
 	P_SPIN(&s, s.done[1] && s.done[2]);
 	cr_assert_eq(s.status[1], 0);
 	cr_assert_eq(s.status[2], 0);
-	cr_assert_eq(gba_fab_send(s.ep, pa, iov, cnt, 3, 0, 0, 3), 0);
+	cr_assert_eq(gba_eng_send(s.ep, pa, iov, cnt, 3, 0, 0, 3), 0);
 	P_SPIN(&a, a.nmsg >= 7);
 	P_SPIN(&s, s.done[3]);
 	cr_assert_eq(s.status[3], 0);
@@ -974,14 +974,14 @@ Test(fab, loopback)
 	/* the receiver's status reaches the sender of a large message */
 	a.rx_mode = RX_HOLD;
 	cnt = spread(sb, 5000, 0, iov);
-	cr_assert_eq(gba_fab_send(a.ep, self, iov, cnt, 1, 0, 0, 50), 0);
-	cr_assert_eq(gba_fab_send(a.ep, self, iov, 1, 2, 0, 0, 51), 1);
+	cr_assert_eq(gba_eng_send(a.ep, self, iov, cnt, 1, 0, 0, 50), 0);
+	cr_assert_eq(gba_eng_send(a.ep, self, iov, 1, 2, 0, 0, 51), 1);
 	P_SPIN(&a, a.nheld == 2);
-	gba_fab_rx_done(a.ep, a.held[0], -ECANCELED);
-	gba_fab_rx_done(a.ep, a.held[1], -ECANCELED);
+	gba_eng_rx_done(a.ep, a.held[0], -ECANCELED);
+	gba_eng_rx_done(a.ep, a.held[1], -ECANCELED);
 	a.nheld = 0;
 	cr_assert_eq(fe_wait(&a, 50, 5000), -ECANCELED);
-	P_SPIN(&a, gba_fab_busy(a.ep) == 0);
+	P_SPIN(&a, gba_eng_busy(a.ep) == 0);
 	cr_assert_eq(a.done[51], 0, "an inline send is never reported");
 	cr_assert_eq(a.dups, 0);
 	fe_close(&a);
@@ -1026,17 +1026,17 @@ static int custom_atomic(void *ctx, uint32_t op, uint32_t datatype, void *dst,
 
 Test(fab, front_end_atomic_executor)
 {
-	struct gba_fab_ops ops = fe_ops;
+	struct gba_eng_ops ops = fe_ops;
 	uint64_t mem[4] = {100, 200, 0, 0}, opd[2] = {11, 12}, cmp[2] = {21, 22},
 		 res[2] = {0, 0};
-	struct gba_fab_peer *self;
+	struct gba_eng_peer *self;
 	struct fe c;
 
 	ops.atomic = custom_atomic;
 	cr_assert_eq(fe_open_ops(&c, 0, 0, &ops), 0);
 	fe_reg(&c, 5, (char *)mem, sizeof(mem), RW);
-	cr_assert_eq(gba_fab_peer_get(c.ep, fe_addr(&c), &self), 0);
-	cr_assert_eq(RUN(&c, gba_fab_atomic(c.ep, self, 42, 7, 8, 2, opd, cmp,
+	cr_assert_eq(gba_eng_peer_get(c.ep, fe_addr(&c), &self), 0);
+	cr_assert_eq(RUN(&c, gba_eng_atomic(c.ep, self, 42, 7, 8, 2, opd, cmp,
 					    res, (uintptr_t)&mem[1], 5, 3, 4,
 					    COOKIE)),
 		     0);
@@ -1055,11 +1055,11 @@ Test(fab, front_end_atomic_executor)
 	cr_assert_eq(res[1], 0x5a5a5a5a5a5a5a5aULL);
 	cr_assert_eq(mem[1], 201);
 	cr_assert_eq(mem[0], 100);
-	cr_assert_eq(c.nev_type[GBA_FAB_EV_ATOMIC], 1);
+	cr_assert_eq(c.nev_type[GBA_ENG_EV_ATOMIC], 1);
 	cr_assert_eq(c.ev[0].flags, 3);
 	cr_assert_eq(c.ev[0].data, 4);
 	/* not fetching, no compare: NULLs; the executor's error comes back */
-	cr_assert_eq(RUN(&c, gba_fab_atomic(c.ep, self, 43, 99, 8, 2, opd, NULL,
+	cr_assert_eq(RUN(&c, gba_eng_atomic(c.ep, self, 43, 99, 8, 2, opd, NULL,
 					    NULL, (uintptr_t)mem, 5, 0, 0,
 					    COOKIE)),
 		     -EINVAL);
@@ -1074,57 +1074,57 @@ Test(fab, front_end_atomic_executor)
 /* ---- 2. Messages between two processes ---------------------------------- */
 
 #define BIG (4u << 20)
-static const size_t msg_sizes[] = {0,	 1,	    8,	       GBA_FAB_INLINE,
-				   GBA_FAB_INLINE + 1, 65536, BIG};
+static const size_t msg_sizes[] = {0,	 1,	    8,	       GBA_ENG_INLINE,
+				   GBA_ENG_INLINE + 1, 65536, BIG};
 #define NSIZES (sizeof(msg_sizes) / sizeof(msg_sizes[0]))
 #define TAG0 0x7a90
 #define DATA0 0xdada0000ULL
 #define SEED0 0x31
 
 /* Check a held message through every rx_copy form (child). */
-static void verify_held(struct fe *fe, struct gba_fab_rx *rx, uint32_t seed,
+static void verify_held(struct fe *fe, struct gba_eng_rx *rx, uint32_t seed,
 			size_t len)
 {
 	size_t cap = len + 128, cnt, off;
 	char *buf = malloc(cap), small[600];
-	struct iovec iov[GBA_FAB_MAX_IOV], one;
+	struct iovec iov[GBA_ENG_MAX_IOV], one;
 	ssize_t n;
 	size_t i;
 
 	CHK(buf);
 	memset(buf, CANARY, cap);
 	cnt = spread(buf, len, 0, iov);
-	CHKEQ(gba_fab_rx_copy(fe->ep, rx, iov, cnt, 0), len);
+	CHKEQ(gba_eng_rx_copy(fe->ep, rx, iov, cnt, 0), len);
 	CHKEQ(check_rx(buf, cap, iov, cnt, seed, 0, len), -1);
 	/* from an offset */
 	off = len / 2 + 7;
 	memset(small, CANARY, sizeof(small));
 	one = (struct iovec){small, 500};
-	CHKEQ(gba_fab_rx_copy(fe->ep, rx, &one, 1, off), 500);
+	CHKEQ(gba_eng_rx_copy(fe->ep, rx, &one, 1, off), 500);
 	CHKEQ(check_lin(small, 500, seed, off), -1);
 	CHKEQ((uint8_t)small[500], CANARY);
 	/* from an offset into several entries */
 	memset(buf, CANARY, cap);
 	cnt = spread(buf, 1000, 1, iov);
-	CHKEQ(gba_fab_rx_copy(fe->ep, rx, iov, cnt, 1234), 1000);
+	CHKEQ(gba_eng_rx_copy(fe->ep, rx, iov, cnt, 1234), 1000);
 	CHKEQ(check_rx(buf, cap, iov, cnt, seed, 1234, 1000), -1);
 	/* a shorter buffer: truncated */
 	memset(small, CANARY, sizeof(small));
 	one = (struct iovec){small, 10};
-	CHKEQ(gba_fab_rx_copy(fe->ep, rx, &one, 1, 0), 10);
+	CHKEQ(gba_eng_rx_copy(fe->ep, rx, &one, 1, 0), 10);
 	CHKEQ(check_lin(small, 10, seed, 0), -1);
 	CHKEQ((uint8_t)small[10], CANARY);
 	/* near the end: stops at the end of the message */
 	memset(small, CANARY, sizeof(small));
 	one = (struct iovec){small, 100};
-	CHKEQ(gba_fab_rx_copy(fe->ep, rx, &one, 1, len - 5), 5);
+	CHKEQ(gba_eng_rx_copy(fe->ep, rx, &one, 1, len - 5), 5);
 	CHKEQ(check_lin(small, 5, seed, len - 5), -1);
 	for (i = 5; i < 100; i++)
 		CHKEQ((uint8_t)small[i], CANARY);
-	CHKEQ(gba_fab_rx_copy(fe->ep, rx, &one, 1, len), 0);
-	CHKEQ(gba_fab_rx_copy(fe->ep, rx, &one, 1, len + 10), 0);
-	CHKEQ(gba_fab_rx_copy(fe->ep, rx, NULL, 0, 0), 0);
-	n = gba_fab_rx_copy(fe->ep, NULL, &one, 1, 0);
+	CHKEQ(gba_eng_rx_copy(fe->ep, rx, &one, 1, len), 0);
+	CHKEQ(gba_eng_rx_copy(fe->ep, rx, &one, 1, len + 10), 0);
+	CHKEQ(gba_eng_rx_copy(fe->ep, rx, NULL, 0, 0), 0);
+	n = gba_eng_rx_copy(fe->ep, NULL, &one, 1, 0);
 	CHKEQ(n, -EINVAL);
 	free(buf);
 }
@@ -1133,7 +1133,7 @@ static void msg_child(struct shared *sh, int arg)
 {
 	size_t cap = BIG + 100, k;
 	char *rb = malloc(cap + 64), qbuf[64];
-	struct gba_fab_rx *hi, *hl;
+	struct gba_eng_rx *hi, *hl;
 	struct fe fe, q;
 	struct msgrec *m = &fe.last;
 
@@ -1156,7 +1156,7 @@ static void msg_child(struct shared *sh, int arg)
 		CHKEQ(m->tag, TAG0 + k);
 		CHKEQ(m->data, DATA0 + k);
 		CHKEQ(m->flags, 0x10 + k);
-		CHKEQ(m->large, msg_sizes[k] > GBA_FAB_INLINE);
+		CHKEQ(m->large, msg_sizes[k] > GBA_ENG_INLINE);
 		CHK(gba_addr_equal(&m->src, &sh->addr[0]));
 		CHKEQ(m->copied, msg_sizes[k]);
 		CHKEQ(check_rx(rb, cap + 64, fe.rx_iov, fe.rx_iovcnt,
@@ -1186,8 +1186,8 @@ static void msg_child(struct shared *sh, int arg)
 	verify_held(&fe, hi, 0x41, 3000);
 	verify_held(&fe, hl, 0x42, 100000);
 	atomic_store(&sh->mark, 0x4e2);
-	gba_fab_rx_done(fe.ep, hl, 0);
-	gba_fab_rx_done(fe.ep, hi, 0);
+	gba_eng_rx_done(fe.ep, hl, 0);
+	gba_eng_rx_done(fe.ep, hi, 0);
 	fe.nheld = 0;
 
 	/* FIFO order of 10000 messages */
@@ -1212,7 +1212,7 @@ static void msg_child(struct shared *sh, int arg)
 	 * The 4 queued messages; the parent retries the 5th meanwhile, and
 	 * it may take the first freed slot before this same call ends.
 	 */
-	k = (size_t)gba_fab_progress(q.ep);
+	k = (size_t)gba_eng_progress(q.ep);
 	CHK(k == 4 || k == 5);
 	CHKEQ(q.nmsg, k);
 	atomic_store(&sh->cphase[1], 302);
@@ -1232,8 +1232,8 @@ static void msg_child(struct shared *sh, int arg)
 Test(fab, messages)
 {
 	struct shared *sh = shared_new();
-	struct iovec iov[GBA_FAB_MAX_IOV];
-	struct gba_fab_peer *p, *q;
+	struct iovec iov[GBA_ENG_MAX_IOV];
+	struct gba_eng_peer *p, *q;
 	char *sb = malloc(BIG + 64), small[64], *lb[NFIFO / 997 + 2];
 	size_t k, cnt, nl = 0, nlarge = 0, len;
 	uint64_t i, x = 0;
@@ -1246,29 +1246,29 @@ Test(fab, messages)
 	sh->addr[0] = *fe_addr(&fe);
 	kid("receiver", msg_child, sh, 0);
 	P_SPIN(&fe, atomic_load(&sh->ready[1]));
-	cr_assert_eq(gba_fab_peer_get(fe.ep, &sh->addr[1], &p), 0);
+	cr_assert_eq(gba_eng_peer_get(fe.ep, &sh->addr[1], &p), 0);
 	fe.mark = &sh->mark;
 
 	for (k = 0; k < NSIZES; k++) {
 		P_SPIN(&fe, atomic_load(&sh->cphase[1]) == (int)k + 1);
 		cnt = spread(sb, msg_sizes[k], 0, iov);
 		iov_fill(iov, cnt, SEED0 + k);
-		ret = gba_fab_send(fe.ep, p, iov, cnt, TAG0 + k, DATA0 + k,
+		ret = gba_eng_send(fe.ep, p, iov, cnt, TAG0 + k, DATA0 + k,
 				   0x10 + k, TAG0 + k);
-		if (msg_sizes[k] <= GBA_FAB_INLINE) {
+		if (msg_sizes[k] <= GBA_ENG_INLINE) {
 			cr_assert_eq(ret, 1, "size %zu", msg_sizes[k]);
-			cr_assert_eq(gba_fab_busy(fe.ep), 0);
+			cr_assert_eq(gba_eng_busy(fe.ep), 0);
 			continue;
 		}
 		nlarge++;
 		cr_assert_eq(ret, 0, "size %zu", msg_sizes[k]);
-		cr_assert_eq(gba_fab_busy(fe.ep), 1);
+		cr_assert_eq(gba_eng_busy(fe.ep), 1);
 		cr_assert_eq(fe_wait(&fe, TAG0 + k, 8000), 0,
 			     "size %zu", msg_sizes[k]);
 		cr_assert_eq(fe.mark_at_complete, TAG0 + k,
 			     "size %zu: completed before the receiver's "
 			     "rx_done", msg_sizes[k]);
-		cr_assert_eq(gba_fab_busy(fe.ep), 0);
+		cr_assert_eq(gba_eng_busy(fe.ep), 0);
 	}
 	cr_assert_eq(fe.ncomp, nlarge, "inline sends are not reported");
 
@@ -1276,17 +1276,17 @@ Test(fab, messages)
 	P_SPIN(&fe, atomic_load(&sh->cphase[1]) == 100);
 	cnt = spread(sb, 3000, 1, iov);
 	iov_fill(iov, cnt, 0x41);
-	cr_assert_eq(gba_fab_send(fe.ep, p, iov, cnt, 0x4e1, 0x4e10, 0, 1), 1);
+	cr_assert_eq(gba_eng_send(fe.ep, p, iov, cnt, 0x4e1, 0x4e10, 0, 1), 1);
 	cnt = spread(sb + 4000, 100000, 0, iov);
 	iov_fill(iov, cnt, 0x42);
-	cr_assert_eq(gba_fab_send(fe.ep, p, iov, cnt, 0x4e2, 0, 0x4e, 0x4e2),
+	cr_assert_eq(gba_eng_send(fe.ep, p, iov, cnt, 0x4e2, 0, 0x4e, 0x4e2),
 		     0);
 	P_SPIN(&fe, atomic_load(&sh->cphase[1]) == 101);
 	cr_assert_eq(fe.done[0x4e2], 0, "held, not finished yet");
-	iov[0] = (struct iovec){sb + BIG - GBA_FAB_INLINE, GBA_FAB_INLINE};
-	memset(iov[0].iov_base, 0xff, GBA_FAB_INLINE);
+	iov[0] = (struct iovec){sb + BIG - GBA_ENG_INLINE, GBA_ENG_INLINE};
+	memset(iov[0].iov_base, 0xff, GBA_ENG_INLINE);
 	for (k = 0; k < 8; k++) {
-		P_SPIN(&fe, (ret = gba_fab_send(fe.ep, p, iov, 1, 0xf111, 0, 0,
+		P_SPIN(&fe, (ret = gba_eng_send(fe.ep, p, iov, 1, 0xf111, 0, 0,
 						2)) != -EAGAIN);
 		cr_assert_eq(ret, 1);
 	}
@@ -1300,7 +1300,7 @@ Test(fab, messages)
 	fe.mark = NULL;
 	for (i = 0; i < NFIFO; i++) {
 		len = fifo_len(i);
-		if (len > GBA_FAB_INLINE) {
+		if (len > GBA_ENG_INLINE) {
 			cr_assert_lt(nl, sizeof(lb) / sizeof(lb[0]));
 			lb[nl] = malloc(len);
 			iov[0] = (struct iovec){lb[nl++], len};
@@ -1308,16 +1308,16 @@ Test(fab, messages)
 			iov[0] = (struct iovec){small, len};
 		}
 		iov_fill(iov, 1, (uint32_t)i);
-		P_SPIN(&fe, (ret = gba_fab_send(fe.ep, p, iov, 1, i, ~i, 0,
+		P_SPIN(&fe, (ret = gba_eng_send(fe.ep, p, iov, 1, i, ~i, 0,
 						20000 + i)) != -EAGAIN);
-		cr_assert_eq(ret, len > GBA_FAB_INLINE ? 0 : 1, "message %llu",
+		cr_assert_eq(ret, len > GBA_ENG_INLINE ? 0 : 1, "message %llu",
 			     (unsigned long long)i);
-		if (len > GBA_FAB_INLINE)
+		if (len > GBA_ENG_INLINE)
 			x++;
 	}
-	P_SPIN(&fe, gba_fab_busy(fe.ep) == 0);
+	P_SPIN(&fe, gba_eng_busy(fe.ep) == 0);
 	for (i = 0; i < NFIFO; i++)
-		if (fifo_len(i) > GBA_FAB_INLINE)
+		if (fifo_len(i) > GBA_ENG_INLINE)
 			cr_assert(fe.done[20000 + i] && !fe.status[20000 + i],
 				  "large message %llu: %d",
 				  (unsigned long long)i, fe.status[20000 + i]);
@@ -1327,26 +1327,26 @@ Test(fab, messages)
 
 	/* a full queue */
 	P_SPIN(&fe, atomic_load(&sh->cphase[1]) == 300);
-	cr_assert_eq(gba_fab_peer_get(fe.ep, &sh->addr[2], &q), 0);
+	cr_assert_eq(gba_eng_peer_get(fe.ep, &sh->addr[2], &q), 0);
 	for (k = 0; k < 5; k++) {
 		iov[0] = (struct iovec){small, 16};
 		iov_fill(iov, 1, (uint32_t)k);
-		ret = gba_fab_send(fe.ep, q, iov, 1, k, 0, 0, 0);
+		ret = gba_eng_send(fe.ep, q, iov, 1, k, 0, 0, 0);
 		cr_assert_eq(ret, k < 4 ? 1 : -EAGAIN, "message %zu", k);
 	}
 	iov[0] = (struct iovec){sb, 5000};
-	cr_assert_eq(gba_fab_send(fe.ep, q, iov, 1, 9, 0, 0, 9), -EAGAIN);
-	cr_assert_eq(gba_fab_busy(fe.ep), 0, "a refused send holds nothing");
-	cr_assert_eq(gba_fab_put(fe.ep, q, iov, 1, 0, 1, 0, 0, 9), -EAGAIN);
-	cr_assert_eq(gba_fab_get(fe.ep, q, iov, 1, 0, 1, 0, 9), -EAGAIN);
-	cr_assert_eq(gba_fab_atomic(fe.ep, q, GBA_FAB_AOP_ADD, 0, 8, 1, &x,
+	cr_assert_eq(gba_eng_send(fe.ep, q, iov, 1, 9, 0, 0, 9), -EAGAIN);
+	cr_assert_eq(gba_eng_busy(fe.ep), 0, "a refused send holds nothing");
+	cr_assert_eq(gba_eng_put(fe.ep, q, iov, 1, 0, 1, 0, 0, 9), -EAGAIN);
+	cr_assert_eq(gba_eng_get(fe.ep, q, iov, 1, 0, 1, 0, 9), -EAGAIN);
+	cr_assert_eq(gba_eng_atomic(fe.ep, q, GBA_ENG_AOP_ADD, 0, 8, 1, &x,
 				    NULL, &x, 0, 1, 0, 0, 9),
 		     -EAGAIN);
-	cr_assert_eq(gba_fab_busy(fe.ep), 0, "a refused operation holds nothing");
+	cr_assert_eq(gba_eng_busy(fe.ep), 0, "a refused operation holds nothing");
 	atomic_store(&sh->phase, 301);
 	iov[0] = (struct iovec){small, 16};
 	iov_fill(iov, 1, 4);
-	P_SPIN(&fe, (ret = gba_fab_send(fe.ep, q, iov, 1, 4, 0, 0, 0)) !=
+	P_SPIN(&fe, (ret = gba_eng_send(fe.ep, q, iov, 1, 4, 0, 0, 0)) !=
 			    -EAGAIN);
 	cr_assert_eq(ret, 1);
 	P_SPIN(&fe, atomic_load(&sh->cphase[1]) == 302);
@@ -1371,8 +1371,8 @@ static void rma_child(struct shared *sh, int arg)
 	uint64_t big = sh->raddr[0], ro = sh->raddr[1], wo = sh->raddr[2];
 	size_t bigsz = BIGSZ;
 	char *b1 = malloc(RBIG + 128), *b2 = malloc(RBIG + 128);
-	struct iovec iov[GBA_FAB_MAX_IOV], iov2[GBA_FAB_MAX_IOV];
-	struct gba_fab_peer *p;
+	struct iovec iov[GBA_ENG_MAX_IOV], iov2[GBA_ENG_MAX_IOV];
+	struct gba_eng_peer *p;
 	size_t cnt, cnt2;
 	uint64_t x;
 	struct fe fe;
@@ -1381,18 +1381,18 @@ static void rma_child(struct shared *sh, int arg)
 	CHK(b1 && b2);
 	CHKEQ(fe_open(&fe, 0, 0), 0);
 	sh->addr[1] = *fe_addr(&fe);
-	CHKEQ(gba_fab_peer_get(fe.ep, &sh->addr[0], &p), 0);
+	CHKEQ(gba_eng_peer_get(fe.ep, &sh->addr[0], &p), 0);
 	atomic_store(&sh->ready[1], 1);
 
 	/* inline put, then get it back */
 	cnt = spread(b1, 1000, 0, iov);
 	iov_fill(iov, cnt, 0xa1);
-	CHKEQ(RUN(&fe, gba_fab_put(fe.ep, p, iov, cnt, big + 10, 0x11, 5, 0xd1,
+	CHKEQ(RUN(&fe, gba_eng_put(fe.ep, p, iov, cnt, big + 10, 0x11, 5, 0xd1,
 				   COOKIE)),
 	      0);
 	memset(b2, CANARY, 1064);
 	cnt2 = spread(b2, 1000, 1, iov2);
-	CHKEQ(RUN(&fe, gba_fab_get(fe.ep, p, iov2, cnt2, big + 10, 0x11, 6,
+	CHKEQ(RUN(&fe, gba_eng_get(fe.ep, p, iov2, cnt2, big + 10, 0x11, 6,
 				   COOKIE)),
 	      0);
 	CHKEQ(check_rx(b2, 1064, iov2, cnt2, 0xa1, 0, 1000), -1);
@@ -1400,73 +1400,73 @@ static void rma_child(struct shared *sh, int arg)
 	/* large put and get (1 MiB) */
 	cnt = spread(b1, RBIG, 0, iov);
 	iov_fill(iov, cnt, 0xa2);
-	CHKEQ(RUN(&fe, gba_fab_put(fe.ep, p, iov, cnt, big + 4096, 0x11, 7,
+	CHKEQ(RUN(&fe, gba_eng_put(fe.ep, p, iov, cnt, big + 4096, 0x11, 7,
 				   0xd2, COOKIE)),
 	      0);
 	memset(b2, CANARY, RBIG + 64);
 	cnt2 = spread(b2, RBIG, 1, iov2);
-	CHKEQ(RUN(&fe, gba_fab_get(fe.ep, p, iov2, cnt2, big + 4096, 0x11, 8,
+	CHKEQ(RUN(&fe, gba_eng_get(fe.ep, p, iov2, cnt2, big + 4096, 0x11, 8,
 				   COOKIE)),
 	      0);
 	CHKEQ(check_rx(b2, RBIG + 64, iov2, cnt2, 0xa2, 0, RBIG), -1);
 
 	/* gets at the inline boundary from the read-only region */
 	memset(b2, CANARY, 8192);
-	cnt2 = spread(b2, GBA_FAB_INLINE, 0, iov2);
-	CHKEQ(RUN(&fe, gba_fab_get(fe.ep, p, iov2, cnt2, ro + 100, 0x22, 0,
+	cnt2 = spread(b2, GBA_ENG_INLINE, 0, iov2);
+	CHKEQ(RUN(&fe, gba_eng_get(fe.ep, p, iov2, cnt2, ro + 100, 0x22, 0,
 				   COOKIE)),
 	      0);
-	CHKEQ(check_rx(b2, 8192, iov2, cnt2, 0x22, 100, GBA_FAB_INLINE), -1);
+	CHKEQ(check_rx(b2, 8192, iov2, cnt2, 0x22, 100, GBA_ENG_INLINE), -1);
 	memset(b2, CANARY, 8192);
-	cnt2 = spread(b2, GBA_FAB_INLINE + 1, 1, iov2);
-	CHKEQ(RUN(&fe, gba_fab_get(fe.ep, p, iov2, cnt2, ro, 0x22, 0,
+	cnt2 = spread(b2, GBA_ENG_INLINE + 1, 1, iov2);
+	CHKEQ(RUN(&fe, gba_eng_get(fe.ep, p, iov2, cnt2, ro, 0x22, 0,
 				   COOKIE)),
 	      0);
-	CHKEQ(check_rx(b2, 8192, iov2, cnt2, 0x22, 0, GBA_FAB_INLINE + 1), -1);
+	CHKEQ(check_rx(b2, 8192, iov2, cnt2, 0x22, 0, GBA_ENG_INLINE + 1), -1);
 
 	/* zero bytes, no buffers */
-	CHKEQ(RUN(&fe, gba_fab_put(fe.ep, p, NULL, 0, big, 0x11, 0, 0,
+	CHKEQ(RUN(&fe, gba_eng_put(fe.ep, p, NULL, 0, big, 0x11, 0, 0,
 				   COOKIE)),
 	      0);
-	CHKEQ(RUN(&fe, gba_fab_get(fe.ep, p, NULL, 0, big, 0x11, 0, COOKIE)),
+	CHKEQ(RUN(&fe, gba_eng_get(fe.ep, p, NULL, 0, big, 0x11, 0, COOKIE)),
 	      0);
 
 	/* the target refuses */
 	iov[0] = (struct iovec){b1, 100};
 	iov2[0] = (struct iovec){b2, 5000};
-	CHKEQ(RUN(&fe, gba_fab_put(fe.ep, p, iov, 1, big, 0x99, 0, 0, COOKIE)),
+	CHKEQ(RUN(&fe, gba_eng_put(fe.ep, p, iov, 1, big, 0x99, 0, 0, COOKIE)),
 	      -ENOKEY);
-	CHKEQ(RUN(&fe, gba_fab_get(fe.ep, p, iov, 1, big, 0x99, 0, COOKIE)),
+	CHKEQ(RUN(&fe, gba_eng_get(fe.ep, p, iov, 1, big, 0x99, 0, COOKIE)),
 	      -ENOKEY);
-	CHKEQ(RUN(&fe, gba_fab_get(fe.ep, p, iov2, 1, big, 0x99, 0, COOKIE)),
+	CHKEQ(RUN(&fe, gba_eng_get(fe.ep, p, iov2, 1, big, 0x99, 0, COOKIE)),
 	      -ENOKEY);
-	CHKEQ(RUN(&fe, gba_fab_put(fe.ep, p, iov, 1, ro, 0x22, 0, 0, COOKIE)),
+	CHKEQ(RUN(&fe, gba_eng_put(fe.ep, p, iov, 1, ro, 0x22, 0, 0, COOKIE)),
 	      -EACCES);
-	CHKEQ(RUN(&fe, gba_fab_put(fe.ep, p, iov2, 1, ro, 0x22, 0, 0, COOKIE)),
+	CHKEQ(RUN(&fe, gba_eng_put(fe.ep, p, iov2, 1, ro, 0x22, 0, 0, COOKIE)),
 	      -EACCES);
-	CHKEQ(RUN(&fe, gba_fab_get(fe.ep, p, iov, 1, wo, 0x33, 0, COOKIE)),
+	CHKEQ(RUN(&fe, gba_eng_get(fe.ep, p, iov, 1, wo, 0x33, 0, COOKIE)),
 	      -EACCES);
-	CHKEQ(RUN(&fe, gba_fab_put(fe.ep, p, iov, 1, big + bigsz - 10, 0x11,
+	CHKEQ(RUN(&fe, gba_eng_put(fe.ep, p, iov, 1, big + bigsz - 10, 0x11,
 				   0, 0, COOKIE)),
 	      -ERANGE);
-	CHKEQ(RUN(&fe, gba_fab_put(fe.ep, p, iov, 1, big + bigsz, 0x11, 0, 0,
+	CHKEQ(RUN(&fe, gba_eng_put(fe.ep, p, iov, 1, big + bigsz, 0x11, 0, 0,
 				   COOKIE)),
 	      -ERANGE);
-	CHKEQ(RUN(&fe, gba_fab_get(fe.ep, p, iov, 1, big - 8, 0x11, 0,
+	CHKEQ(RUN(&fe, gba_eng_get(fe.ep, p, iov, 1, big - 8, 0x11, 0,
 				   COOKIE)),
 	      -ERANGE);
 	iov2[0] = (struct iovec){b2, 8192};
-	CHKEQ(RUN(&fe, gba_fab_get(fe.ep, p, iov2, 1, ro + 1, 0x22, 0,
+	CHKEQ(RUN(&fe, gba_eng_get(fe.ep, p, iov2, 1, ro + 1, 0x22, 0,
 				   COOKIE)),
 	      -ERANGE);
-	CHKEQ(RUN(&fe, gba_fab_put(fe.ep, p, iov2, 1, wo, 0x33, 0, 0,
+	CHKEQ(RUN(&fe, gba_eng_put(fe.ep, p, iov2, 1, wo, 0x33, 0, 0,
 				   COOKIE)),
 	      -ERANGE);
 
 	/* write-only is enough for a put */
 	cnt = spread(b1, 100, 1, iov);
 	iov_fill(iov, cnt, 0xa3);
-	CHKEQ(RUN(&fe, gba_fab_put(fe.ep, p, iov, cnt, wo, 0x33, 9, 0xd3,
+	CHKEQ(RUN(&fe, gba_eng_put(fe.ep, p, iov, cnt, wo, 0x33, 9, 0xd3,
 				   COOKIE)),
 	      0);
 
@@ -1474,9 +1474,9 @@ static void rma_child(struct shared *sh, int arg)
 	iov[0] = (struct iovec){b1, 5000};
 	iov_fill(iov, 1, 0xa4);
 	x = fe.ck++;
-	CHKEQ(gba_fab_put(fe.ep, p, iov, 1, big + ORD_OFF, 0x11, 0, 0, x), 0);
+	CHKEQ(gba_eng_put(fe.ep, p, iov, 1, big + ORD_OFF, 0x11, 0, 0, x), 0);
 	iov[0] = (struct iovec){b2, 0};
-	CHKEQ(gba_fab_send(fe.ep, p, iov, 1, 0xdd, 0, 0, 0), 1);
+	CHKEQ(gba_eng_send(fe.ep, p, iov, 1, 0xdd, 0, 0, 0), 1);
 	CHKEQ(fe_wait(&fe, x, 5000), 0);
 
 	CHKEQ(fe.dups + fe.bad_cookie, 0);
@@ -1488,7 +1488,7 @@ static void rma_child(struct shared *sh, int arg)
 
 static int ord_seen = -1;
 
-static void ord_hook(struct fe *fe, struct gba_fab_rx *rx)
+static void ord_hook(struct fe *fe, struct gba_eng_rx *rx)
 {
 	const char *big = fe->reg[0].base;
 
@@ -1503,21 +1503,21 @@ Test(fab, put_get)
 	char *big = aligned_alloc(4096, bigsz), *ro = malloc(8192),
 	     *wo = malloc(4096);
 	static const struct {
-		enum gba_fab_event ev;
+		enum gba_eng_event ev;
 		uint32_t flags;
 		uint64_t data;
 		size_t len;
 	} want[] = {
-		{GBA_FAB_EV_PUT, 5, 0xd1, 1000},
-		{GBA_FAB_EV_GET, 6, 0, 1000},
-		{GBA_FAB_EV_PUT, 7, 0xd2, RBIG},
-		{GBA_FAB_EV_GET, 8, 0, RBIG},
-		{GBA_FAB_EV_GET, 0, 0, GBA_FAB_INLINE},
-		{GBA_FAB_EV_GET, 0, 0, GBA_FAB_INLINE + 1},
-		{GBA_FAB_EV_PUT, 0, 0, 0},
-		{GBA_FAB_EV_GET, 0, 0, 0},
-		{GBA_FAB_EV_PUT, 9, 0xd3, 100},
-		{GBA_FAB_EV_PUT, 0, 0, 5000},
+		{GBA_ENG_EV_PUT, 5, 0xd1, 1000},
+		{GBA_ENG_EV_GET, 6, 0, 1000},
+		{GBA_ENG_EV_PUT, 7, 0xd2, RBIG},
+		{GBA_ENG_EV_GET, 8, 0, RBIG},
+		{GBA_ENG_EV_GET, 0, 0, GBA_ENG_INLINE},
+		{GBA_ENG_EV_GET, 0, 0, GBA_ENG_INLINE + 1},
+		{GBA_ENG_EV_PUT, 0, 0, 0},
+		{GBA_ENG_EV_GET, 0, 0, 0},
+		{GBA_ENG_EV_PUT, 9, 0xd3, 100},
+		{GBA_ENG_EV_PUT, 0, 0, 5000},
 	};
 	struct fe fe;
 
@@ -1528,8 +1528,8 @@ Test(fab, put_get)
 	memset(wo, CANARY, 4096);
 	cr_assert_eq(fe_open(&fe, 0, 0), 0);
 	fe_reg(&fe, 0x11, big, bigsz, RW);
-	fe_reg(&fe, 0x22, ro, 8192, GBA_FAB_ACCESS_READ);
-	fe_reg(&fe, 0x33, wo, 4096, GBA_FAB_ACCESS_WRITE);
+	fe_reg(&fe, 0x22, ro, 8192, GBA_ENG_ACCESS_READ);
+	fe_reg(&fe, 0x33, wo, 4096, GBA_ENG_ACCESS_WRITE);
 	sh->addr[0] = *fe_addr(&fe);
 	sh->raddr[0] = (uintptr_t)big;
 	sh->raddr[1] = (uintptr_t)ro;
@@ -1591,22 +1591,22 @@ static void atomic_child(struct shared *sh, int arg)
 	uint32_t r32[1024], o32[1024], x32, y32;
 	uint64_t a32 = AT_ADDR(a32[1]);
 	uint64_t ro = sh->raddr[1], wo = sh->raddr[2];
-	size_t i, max8 = gba_fab_atomic_max_count(8, 0),
-		  max8c = gba_fab_atomic_max_count(8, 1),
-		  max4 = gba_fab_atomic_max_count(4, 0);
-	struct gba_fab_peer *p;
+	size_t i, max8 = gba_eng_atomic_max_count(8, 0),
+		  max8c = gba_eng_atomic_max_count(8, 1),
+		  max4 = gba_eng_atomic_max_count(4, 0);
+	struct gba_eng_peer *p;
 	uint64_t nok = 0;
 	struct fe fe;
 
 	(void)arg;
 	CHKEQ(fe_open(&fe, 0, 0), 0);
 	sh->addr[1] = *fe_addr(&fe);
-	CHKEQ(gba_fab_peer_get(fe.ep, &sh->addr[0], &p), 0);
+	CHKEQ(gba_eng_peer_get(fe.ep, &sh->addr[0], &p), 0);
 	atomic_store(&sh->ready[1], 1);
 
 /* One 8- or 4-byte atomic (datatype: any front-end code, ignored). */
 #define AT(op, es, n, o, c, r, addr, key)                                   \
-	RUN(&fe, gba_fab_atomic(fe.ep, p, op, 1000 + (op), es, n, o, c, r,  \
+	RUN(&fe, gba_eng_atomic(fe.ep, p, op, 1000 + (op), es, n, o, c, r,  \
 				addr, key, 0, 0, COOKIE))
 #define AT_OK(op, es, o, c, r, addr)                                        \
 	do {                                                                \
@@ -1616,40 +1616,40 @@ static void atomic_child(struct shared *sh, int arg)
 
 	/* 64 bits: every op, fetching */
 	x = 3;
-	AT_OK(GBA_FAB_AOP_ADD, 8, &x, NULL, &y, a64);
+	AT_OK(GBA_ENG_AOP_ADD, 8, &x, NULL, &y, a64);
 	CHKEQ(y, 0x100000005ULL);
 	x = 0xffffffff00000003ULL;
-	AT_OK(GBA_FAB_AOP_AND, 8, &x, NULL, &y, a64);
+	AT_OK(GBA_ENG_AOP_AND, 8, &x, NULL, &y, a64);
 	CHKEQ(y, 0x100000008ULL);
 	x = 0x8000000000000011ULL;
-	AT_OK(GBA_FAB_AOP_OR, 8, &x, NULL, &y, a64);
+	AT_OK(GBA_ENG_AOP_OR, 8, &x, NULL, &y, a64);
 	CHKEQ(y, 0x100000000ULL);
 	x = 0x8000000000000001ULL;
-	AT_OK(GBA_FAB_AOP_XOR, 8, &x, NULL, &y, a64);
+	AT_OK(GBA_ENG_AOP_XOR, 8, &x, NULL, &y, a64);
 	CHKEQ(y, 0x8000000100000011ULL);
 	x = 0xdeadbeefcafef00dULL;
-	AT_OK(GBA_FAB_AOP_SWAP, 8, &x, NULL, &y, a64);
+	AT_OK(GBA_ENG_AOP_SWAP, 8, &x, NULL, &y, a64);
 	CHKEQ(y, 0x100000010ULL);
 	x = 9;
 	y = 1;
-	AT_OK(GBA_FAB_AOP_CSWAP, 8, &x, &y, &y, a64);
+	AT_OK(GBA_ENG_AOP_CSWAP, 8, &x, &y, &y, a64);
 	CHKEQ(y, 0xdeadbeefcafef00dULL);
 	x = 0x1234567890ULL;
 	y = 0xdeadbeefcafef00dULL;
-	AT_OK(GBA_FAB_AOP_CSWAP, 8, &x, &y, &y, a64);
+	AT_OK(GBA_ENG_AOP_CSWAP, 8, &x, &y, &y, a64);
 	CHKEQ(y, 0xdeadbeefcafef00dULL);
 	y = 0;
-	AT_OK(GBA_FAB_AOP_ADD, 8, NULL, NULL, &y, a64); /* no operand: 0 */
+	AT_OK(GBA_ENG_AOP_ADD, 8, NULL, NULL, &y, a64); /* no operand: 0 */
 	CHKEQ(y, 0x1234567890ULL);
 	/* not fetching */
 	x = 0x10;
-	AT_OK(GBA_FAB_AOP_ADD, 8, &x, NULL, NULL, a64);
+	AT_OK(GBA_ENG_AOP_ADD, 8, &x, NULL, NULL, a64);
 	x = 0;
-	AT_OK(GBA_FAB_AOP_ADD, 8, &x, NULL, &y, a64);
+	AT_OK(GBA_ENG_AOP_ADD, 8, &x, NULL, &y, a64);
 	CHKEQ(y, 0x12345678a0ULL);
 	/* flags and data reach the remote event */
 	x = 1;
-	CHKEQ(RUN(&fe, gba_fab_atomic(fe.ep, p, GBA_FAB_AOP_ADD, 0, 8, 1, &x,
+	CHKEQ(RUN(&fe, gba_eng_atomic(fe.ep, p, GBA_ENG_AOP_ADD, 0, 8, 1, &x,
 				      NULL, NULL, AT_ADDR(a64[2]), 0x44, 0xa5,
 				      0xfeed, COOKIE)),
 	      0);
@@ -1657,38 +1657,38 @@ static void atomic_child(struct shared *sh, int arg)
 
 	/* 32 bits (a 4-byte aligned element) */
 	x32 = 0x7ffffffe;
-	AT_OK(GBA_FAB_AOP_ADD, 4, &x32, NULL, &y32, a32);
+	AT_OK(GBA_ENG_AOP_ADD, 4, &x32, NULL, &y32, a32);
 	CHKEQ(y32, 0x80000005u);
 	x32 = 0xfffffff1u;
-	AT_OK(GBA_FAB_AOP_AND, 4, &x32, NULL, &y32, a32);
+	AT_OK(GBA_ENG_AOP_AND, 4, &x32, NULL, &y32, a32);
 	CHKEQ(y32, 3);
 	x32 = 0xf0000000u;
-	AT_OK(GBA_FAB_AOP_OR, 4, &x32, NULL, &y32, a32);
+	AT_OK(GBA_ENG_AOP_OR, 4, &x32, NULL, &y32, a32);
 	CHKEQ(y32, 1);
 	x32 = 0xffffffffu;
-	AT_OK(GBA_FAB_AOP_XOR, 4, &x32, NULL, &y32, a32);
+	AT_OK(GBA_ENG_AOP_XOR, 4, &x32, NULL, &y32, a32);
 	CHKEQ(y32, 0xf0000001u);
 	x32 = 0xabcdef01u;
-	AT_OK(GBA_FAB_AOP_SWAP, 4, &x32, NULL, &y32, a32);
+	AT_OK(GBA_ENG_AOP_SWAP, 4, &x32, NULL, &y32, a32);
 	CHKEQ(y32, 0x0ffffffeu);
 	x32 = 5;
 	y32 = 0;
-	AT_OK(GBA_FAB_AOP_CSWAP, 4, &x32, &y32, &y32, a32);
+	AT_OK(GBA_ENG_AOP_CSWAP, 4, &x32, &y32, &y32, a32);
 	CHKEQ(y32, 0xabcdef01u);
 	x32 = 0x12345678u;
 	y32 = 0xabcdef01u;
-	AT_OK(GBA_FAB_AOP_CSWAP, 4, &x32, &y32, &y32, a32);
+	AT_OK(GBA_ENG_AOP_CSWAP, 4, &x32, &y32, &y32, a32);
 	CHKEQ(y32, 0xabcdef01u);
 	x32 = 0;
-	AT_OK(GBA_FAB_AOP_OR, 4, &x32, NULL, &y32, a32);
+	AT_OK(GBA_ENG_AOP_OR, 4, &x32, NULL, &y32, a32);
 	CHKEQ(y32, 0x12345678u);
 
 	/* the largest counts */
-	CHKEQ(max8, (GBA_FAB_INLINE - 16) / 8);
+	CHKEQ(max8, (GBA_ENG_INLINE - 16) / 8);
 	CHK(max8 <= 512 && max4 <= 1024);
 	for (i = 0; i < max8; i++)
 		o64[i] = i + 1;
-	CHKEQ(AT(GBA_FAB_AOP_ADD, 8, max8, o64, NULL, r64, AT_ADDR(many),
+	CHKEQ(AT(GBA_ENG_AOP_ADD, 8, max8, o64, NULL, r64, AT_ADDR(many),
 		 0x44),
 	      0);
 	nok++;
@@ -1696,11 +1696,11 @@ static void atomic_child(struct shared *sh, int arg)
 		CHKEQ(r64[i], i * 0x100000001ULL);
 	for (i = 0; i < max8; i++)
 		o64[i] = 0xffff0000ffff0000ULL;
-	CHKEQ(AT(GBA_FAB_AOP_XOR, 8, max8, o64, NULL, NULL, AT_ADDR(many),
+	CHKEQ(AT(GBA_ENG_AOP_XOR, 8, max8, o64, NULL, NULL, AT_ADDR(many),
 		 0x44),
 	      0);
 	nok++;
-	CHKEQ(AT(GBA_FAB_AOP_OR, 8, max8, NULL, NULL, r64, AT_ADDR(many),
+	CHKEQ(AT(GBA_ENG_AOP_OR, 8, max8, NULL, NULL, r64, AT_ADDR(many),
 		 0x44),
 	      0);
 	nok++;
@@ -1712,11 +1712,11 @@ static void atomic_child(struct shared *sh, int arg)
 		c64[i] = i % 2 ? 12345 : r64[i];
 		o64[i] = 7 * i;
 	}
-	CHKEQ(AT(GBA_FAB_AOP_CSWAP, 8, max8c, o64, c64, r64, AT_ADDR(many),
+	CHKEQ(AT(GBA_ENG_AOP_CSWAP, 8, max8c, o64, c64, r64, AT_ADDR(many),
 		 0x44),
 	      0);
 	nok++;
-	CHKEQ(AT(GBA_FAB_AOP_OR, 8, max8, NULL, NULL, o64, AT_ADDR(many),
+	CHKEQ(AT(GBA_ENG_AOP_OR, 8, max8, NULL, NULL, o64, AT_ADDR(many),
 		 0x44),
 	      0);
 	nok++;
@@ -1724,7 +1724,7 @@ static void atomic_child(struct shared *sh, int arg)
 		CHKEQ(o64[i], i < max8c && i % 2 == 0 ? 7 * i : r64[i]);
 	for (i = 0; i < max4; i++)
 		o32[i] = 0x10000 + (uint32_t)i;
-	CHKEQ(AT(GBA_FAB_AOP_ADD, 4, max4, o32, NULL, r32, AT_ADDR(many32),
+	CHKEQ(AT(GBA_ENG_AOP_ADD, 4, max4, o32, NULL, r32, AT_ADDR(many32),
 		 0x44),
 	      0);
 	nok++;
@@ -1732,44 +1732,44 @@ static void atomic_child(struct shared *sh, int arg)
 		CHKEQ(r32[i], i);
 
 	/* refused by the initiating call */
-	CHKEQ(gba_fab_atomic(fe.ep, p, GBA_FAB_AOP_ADD, 0, 8, max8 + 1, o64,
+	CHKEQ(gba_eng_atomic(fe.ep, p, GBA_ENG_AOP_ADD, 0, 8, max8 + 1, o64,
 			     NULL, NULL, AT_ADDR(many), 0x44, 0, 0, 1),
 	      -EINVAL);
-	CHKEQ(gba_fab_atomic(fe.ep, p, GBA_FAB_AOP_CSWAP, 0, 8, max8c + 1, o64,
+	CHKEQ(gba_eng_atomic(fe.ep, p, GBA_ENG_AOP_CSWAP, 0, 8, max8c + 1, o64,
 			     c64, NULL, AT_ADDR(many), 0x44, 0, 0, 1),
 	      -EINVAL);
-	CHKEQ(gba_fab_atomic(fe.ep, p, GBA_FAB_AOP_ADD, 0, 4, max4 + 1, o32,
+	CHKEQ(gba_eng_atomic(fe.ep, p, GBA_ENG_AOP_ADD, 0, 4, max4 + 1, o32,
 			     NULL, NULL, AT_ADDR(many32), 0x44, 0, 0, 1),
 	      -EINVAL);
-	CHKEQ(gba_fab_atomic(fe.ep, p, GBA_FAB_AOP_ADD, 0, 8, 0, o64, NULL,
+	CHKEQ(gba_eng_atomic(fe.ep, p, GBA_ENG_AOP_ADD, 0, 8, 0, o64, NULL,
 			     NULL, a64, 0x44, 0, 0, 1),
 	      -EINVAL);
-	CHKEQ(gba_fab_atomic(fe.ep, p, GBA_FAB_AOP_ADD, 0, 0, 1, o64, NULL,
+	CHKEQ(gba_eng_atomic(fe.ep, p, GBA_ENG_AOP_ADD, 0, 0, 1, o64, NULL,
 			     NULL, a64, 0x44, 0, 0, 1),
 	      -EINVAL);
-	CHKEQ(gba_fab_atomic(fe.ep, NULL, GBA_FAB_AOP_ADD, 0, 8, 1, o64, NULL,
+	CHKEQ(gba_eng_atomic(fe.ep, NULL, GBA_ENG_AOP_ADD, 0, 8, 1, o64, NULL,
 			     NULL, a64, 0x44, 0, 0, 1),
 	      -EINVAL);
-	CHKEQ(gba_fab_busy(fe.ep), 0);
+	CHKEQ(gba_eng_busy(fe.ep), 0);
 
 	/* refused by the target */
 	x = 1;
 	CHKEQ(AT(77, 8, 1, &x, NULL, &y, a64, 0x44), -EINVAL);
-	CHKEQ(AT(GBA_FAB_AOP_ADD, 2, 1, &x, NULL, &y, a64, 0x44), -EINVAL);
-	CHKEQ(AT(GBA_FAB_AOP_CSWAP, 8, 1, &x, NULL, &y, a64, 0x44), -EINVAL);
-	CHKEQ(AT(GBA_FAB_AOP_ADD, 8, 1, &x, NULL, &y, a64 + 4, 0x44), -EINVAL);
-	CHKEQ(AT(GBA_FAB_AOP_ADD, 8, 1, &x, NULL, &y, a64, 0x99), -ENOKEY);
-	CHKEQ(AT(GBA_FAB_AOP_ADD, 8, 1, &x, NULL, NULL, ro, 0x45), -EACCES);
-	CHKEQ(AT(GBA_FAB_AOP_ADD, 8, 1, &x, NULL, &y, ro, 0x45), -EACCES);
-	CHKEQ(AT(GBA_FAB_AOP_ADD, 8, 1, &x, NULL, &y, wo, 0x46), -EACCES);
-	CHKEQ(AT(GBA_FAB_AOP_ADD, 8, 1, &x, NULL, &y,
+	CHKEQ(AT(GBA_ENG_AOP_ADD, 2, 1, &x, NULL, &y, a64, 0x44), -EINVAL);
+	CHKEQ(AT(GBA_ENG_AOP_CSWAP, 8, 1, &x, NULL, &y, a64, 0x44), -EINVAL);
+	CHKEQ(AT(GBA_ENG_AOP_ADD, 8, 1, &x, NULL, &y, a64 + 4, 0x44), -EINVAL);
+	CHKEQ(AT(GBA_ENG_AOP_ADD, 8, 1, &x, NULL, &y, a64, 0x99), -ENOKEY);
+	CHKEQ(AT(GBA_ENG_AOP_ADD, 8, 1, &x, NULL, NULL, ro, 0x45), -EACCES);
+	CHKEQ(AT(GBA_ENG_AOP_ADD, 8, 1, &x, NULL, &y, ro, 0x45), -EACCES);
+	CHKEQ(AT(GBA_ENG_AOP_ADD, 8, 1, &x, NULL, &y, wo, 0x46), -EACCES);
+	CHKEQ(AT(GBA_ENG_AOP_ADD, 8, 1, &x, NULL, &y,
 		 sh->raddr[0] + sizeof(struct atarget) - 4, 0x44),
 	      -ERANGE);
-	CHKEQ(AT(GBA_FAB_AOP_ADD, 8, 2, o64, NULL, NULL, wo + 8, 0x46),
+	CHKEQ(AT(GBA_ENG_AOP_ADD, 8, 2, o64, NULL, NULL, wo + 8, 0x46),
 	      -ERANGE);
 	/* write access is enough without fetching */
 	x = 5;
-	CHKEQ(AT(GBA_FAB_AOP_ADD, 8, 1, &x, NULL, NULL, wo, 0x46), 0);
+	CHKEQ(AT(GBA_ENG_AOP_ADD, 8, 1, &x, NULL, NULL, wo, 0x46), 0);
 	nok++;
 
 	atomic_store(&sh->val[0], nok);
@@ -1802,8 +1802,8 @@ Test(fab, atomic_ops)
 		at->many32[i] = (uint32_t)i;
 	cr_assert_eq(fe_open(&fe, 0, 0), 0);
 	fe_reg(&fe, 0x44, (char *)at, sizeof(*at), RW);
-	fe_reg(&fe, 0x45, (char *)ro, sizeof(ro), GBA_FAB_ACCESS_READ);
-	fe_reg(&fe, 0x46, (char *)wo, sizeof(wo), GBA_FAB_ACCESS_WRITE);
+	fe_reg(&fe, 0x45, (char *)ro, sizeof(ro), GBA_ENG_ACCESS_READ);
+	fe_reg(&fe, 0x46, (char *)wo, sizeof(wo), GBA_ENG_ACCESS_WRITE);
 	sh->addr[0] = *fe_addr(&fe);
 	sh->raddr[0] = (uintptr_t)at;
 	sh->raddr[1] = (uintptr_t)ro;
@@ -1820,7 +1820,7 @@ Test(fab, atomic_ops)
 	cr_assert_eq(at->a32[2], 0xb0b0b0b0u, "neighbour touched");
 	for (i = 0; i < 1024; i++)
 		cr_assert_eq(at->many32[i],
-			     i < gba_fab_atomic_max_count(4, 0)
+			     i < gba_eng_atomic_max_count(4, 0)
 				     ? 0x10000 + 2 * (uint32_t)i
 				     : (uint32_t)i,
 			     "many32[%zu]", i);
@@ -1830,13 +1830,13 @@ Test(fab, atomic_ops)
 	cr_assert_eq(wo[1], 200);
 
 	/* one event per executed atomic; flags and data passed through */
-	cr_assert_eq(fe.nev_type[GBA_FAB_EV_ATOMIC], atomic_load(&sh->val[0]));
-	cr_assert_eq(fe.nev, fe.nev_type[GBA_FAB_EV_ATOMIC]);
+	cr_assert_eq(fe.nev_type[GBA_ENG_EV_ATOMIC], atomic_load(&sh->val[0]));
+	cr_assert_eq(fe.nev, fe.nev_type[GBA_ENG_EV_ATOMIC]);
 	for (i = 0; i < fe.nev && i < MAX_EV; i++)
 		if (fe.ev[i].data == 0xfeed)
 			break;
 	cr_assert_lt(i, MAX_EV, "no event with the data");
-	cr_assert_eq(fe.ev[i].ev, GBA_FAB_EV_ATOMIC);
+	cr_assert_eq(fe.ev[i].ev, GBA_ENG_EV_ATOMIC);
 	cr_assert_eq(fe.ev[i].flags, 0xa5);
 	cr_assert_eq(fe.ev[i].len, 8);
 	cr_assert(gba_addr_equal(&fe.ev[i].src, &sh->addr[1]));
@@ -1885,7 +1885,7 @@ static void adder_child(struct shared *sh, int id)
 {
 	uint64_t c64 = sh->raddr[0], c32 = sh->raddr[1], one = 1;
 	uint32_t three = 3;
-	struct gba_fab_peer *p;
+	struct gba_eng_peer *p;
 	struct adder ad = {.sh = sh};
 	uint64_t issued = 0, total = 2 * ADD_ITERS;
 	double end;
@@ -1895,7 +1895,7 @@ static void adder_child(struct shared *sh, int id)
 	CHKEQ(fe_open(&fe, 0, 0), 0);
 	fe.hook = adder_hook;
 	fe.user = &ad;
-	CHKEQ(gba_fab_peer_get(fe.ep, &sh->addr[0], &p), 0);
+	CHKEQ(gba_eng_peer_get(fe.ep, &sh->addr[0], &p), 0);
 	atomic_fetch_add(&sh->ready[1], 1);
 	C_SPIN(&fe, atomic_load(&sh->phase) == 1);
 	end = gba_t_now_ms() + 8000;
@@ -1905,12 +1905,12 @@ static void adder_child(struct shared *sh, int id)
 			if (ad.busy[w])
 				continue;
 			if (issued % 2 == 0)
-				ret = gba_fab_atomic(fe.ep, p, GBA_FAB_AOP_ADD,
+				ret = gba_eng_atomic(fe.ep, p, GBA_ENG_AOP_ADD,
 						     0, 8, 1, &one, NULL,
 						     &ad.res[w], c64, 0x44, 0,
 						     0, 0x100 | (uint64_t)w);
 			else
-				ret = gba_fab_atomic(fe.ep, p, GBA_FAB_AOP_ADD,
+				ret = gba_eng_atomic(fe.ep, p, GBA_ENG_AOP_ADD,
 						     0, 4, 1, &three, NULL,
 						     NULL, c32, 0x44, 0, 0,
 						     (uint64_t)w);
@@ -1964,7 +1964,7 @@ Test(fab, atomic_concurrent)
 	for (i = 0; i < NADD * ADD_ITERS; i++)
 		cr_assert(atomic_load(&sh->seen[i / 8]) & (1u << (i % 8)),
 			  "fetched value %d never seen", i);
-	cr_assert_eq(fe.nev_type[GBA_FAB_EV_ATOMIC], 2u * NADD * ADD_ITERS);
+	cr_assert_eq(fe.nev_type[GBA_ENG_EV_ATOMIC], 2u * NADD * ADD_ITERS);
 	fe_close(&fe);
 	free(ctr);
 	munmap(sh, sizeof(*sh));
@@ -1999,7 +1999,7 @@ static void survivor_child(struct shared *sh, int arg)
 {
 	static char big[200000];
 	uint64_t x = 1, y = 0;
-	struct gba_fab_peer *p, *p2;
+	struct gba_eng_peer *p, *p2;
 	struct iovec iov = {big, sizeof(big)}, small = {big, 100};
 	double t;
 	struct fe fe;
@@ -2008,14 +2008,14 @@ static void survivor_child(struct shared *sh, int arg)
 	(void)arg;
 	CHKEQ(fe_open(&fe, 0, 0), 0);
 	C_SPIN(&fe, atomic_load(&sh->ready[1]));
-	CHKEQ(gba_fab_peer_get(fe.ep, &sh->addr[1], &p), 0);
-	CHKEQ(gba_fab_send(fe.ep, p, &iov, 1, 1, 0, 0, 1), 0);
-	CHKEQ(gba_fab_put(fe.ep, p, &small, 1, 0x1000, 1, 0, 0, 2), 0);
-	CHKEQ(gba_fab_get(fe.ep, p, &iov, 1, 0x1000, 1, 0, 3), 0);
-	CHKEQ(gba_fab_atomic(fe.ep, p, GBA_FAB_AOP_ADD, 0, 8, 1, &x, NULL, &y,
+	CHKEQ(gba_eng_peer_get(fe.ep, &sh->addr[1], &p), 0);
+	CHKEQ(gba_eng_send(fe.ep, p, &iov, 1, 1, 0, 0, 1), 0);
+	CHKEQ(gba_eng_put(fe.ep, p, &small, 1, 0x1000, 1, 0, 0, 2), 0);
+	CHKEQ(gba_eng_get(fe.ep, p, &iov, 1, 0x1000, 1, 0, 3), 0);
+	CHKEQ(gba_eng_atomic(fe.ep, p, GBA_ENG_AOP_ADD, 0, 8, 1, &x, NULL, &y,
 			     0x1000, 1, 0, 0, 4),
 	      0);
-	CHKEQ(gba_fab_busy(fe.ep), 4);
+	CHKEQ(gba_eng_busy(fe.ep), 4);
 	/* progressing while the peer lives fails nothing */
 	t = gba_t_now_ms() + 100;
 	while (gba_t_now_ms() < t)
@@ -2032,15 +2032,15 @@ static void survivor_child(struct shared *sh, int arg)
 		if (fe.status[i] != -EPIPE)
 			cfail(__LINE__, "status of op (op, status)", i,
 			      fe.status[i]);
-	CHKEQ(gba_fab_busy(fe.ep), 0);
-	fprintf(stderr, "gba_core_fab: dead peer noticed in %.0f ms\n", t);
+	CHKEQ(gba_eng_busy(fe.ep), 0);
+	fprintf(stderr, "gba_core_eng: dead peer noticed in %.0f ms\n", t);
 	CHK(t < 3000);
 	/* the dead peer stays dead */
-	CHKEQ(gba_fab_send(fe.ep, p, &small, 1, 1, 0, 0, 5), -EPIPE);
-	CHKEQ(gba_fab_send(fe.ep, p, &iov, 1, 1, 0, 0, 5), -EPIPE);
-	CHKEQ(gba_fab_put(fe.ep, p, &small, 1, 0, 1, 0, 0, 5), -EPIPE);
-	CHKEQ(gba_fab_peer_get(fe.ep, &sh->addr[1], &p2), -EPIPE);
-	CHKEQ(gba_fab_busy(fe.ep), 0);
+	CHKEQ(gba_eng_send(fe.ep, p, &small, 1, 1, 0, 0, 5), -EPIPE);
+	CHKEQ(gba_eng_send(fe.ep, p, &iov, 1, 1, 0, 0, 5), -EPIPE);
+	CHKEQ(gba_eng_put(fe.ep, p, &small, 1, 0, 1, 0, 0, 5), -EPIPE);
+	CHKEQ(gba_eng_peer_get(fe.ep, &sh->addr[1], &p2), -EPIPE);
+	CHKEQ(gba_eng_busy(fe.ep), 0);
 	CHKEQ(fe.ncomp, 4);
 	fe_close(&fe);
 	_exit(0);
@@ -2081,7 +2081,7 @@ Test(fab, peer_closed)
 	struct shared *sh = shared_new();
 	static char big[100000];
 	struct iovec iov = {big, sizeof(big)}, small = {big, 10};
-	struct gba_fab_peer *p, *p2;
+	struct gba_eng_peer *p, *p2;
 	struct fe fe, f2;
 	uint64_t x = 1;
 	int ret, i;
@@ -2090,10 +2090,10 @@ Test(fab, peer_closed)
 	cr_assert_eq(fe_open(&fe, 0, 0), 0);
 	kid("closer", idle_child, sh, 2);
 	P_SPIN(&fe, atomic_load(&sh->ready[2]));
-	cr_assert_eq(gba_fab_peer_get(fe.ep, &sh->addr[2], &p), 0);
-	cr_assert_eq(gba_fab_send(fe.ep, p, &iov, 1, 1, 0, 0, 1), 0);
-	cr_assert_eq(gba_fab_put(fe.ep, p, &small, 1, 0, 1, 0, 0, 2), 0);
-	cr_assert_eq(gba_fab_atomic(fe.ep, p, GBA_FAB_AOP_ADD, 0, 8, 1, &x,
+	cr_assert_eq(gba_eng_peer_get(fe.ep, &sh->addr[2], &p), 0);
+	cr_assert_eq(gba_eng_send(fe.ep, p, &iov, 1, 1, 0, 0, 1), 0);
+	cr_assert_eq(gba_eng_put(fe.ep, p, &small, 1, 0, 1, 0, 0, 2), 0);
+	cr_assert_eq(gba_eng_atomic(fe.ep, p, GBA_ENG_AOP_ADD, 0, 8, 1, &x,
 				    NULL, NULL, 0, 1, 0, 0, 3),
 		     0);
 	atomic_store(&sh->phase, 1);
@@ -2107,13 +2107,13 @@ Test(fab, peer_closed)
 		cr_assert(fe.status[i] == -EPIPE ||
 				  fe.status[i] == -EHOSTUNREACH,
 			  "operation %d: %d", i, fe.status[i]);
-	cr_assert_eq(gba_fab_busy(fe.ep), 0);
-	ret = gba_fab_send(fe.ep, p, &small, 1, 1, 0, 0, 4);
+	cr_assert_eq(gba_eng_busy(fe.ep), 0);
+	ret = gba_eng_send(fe.ep, p, &small, 1, 1, 0, 0, 4);
 	cr_assert(ret == -EHOSTUNREACH || ret == -EPIPE, "send: %d", ret);
-	ret = gba_fab_get(fe.ep, p, &small, 1, 0, 1, 0, 4);
+	ret = gba_eng_get(fe.ep, p, &small, 1, 0, 1, 0, 4);
 	cr_assert(ret == -EHOSTUNREACH || ret == -EPIPE, "get: %d", ret);
 	cr_assert_eq(fe_open(&f2, 0, 0), 0);
-	cr_assert_eq(gba_fab_peer_get(f2.ep, &sh->addr[2], &p2), -EHOSTUNREACH);
+	cr_assert_eq(gba_eng_peer_get(f2.ep, &sh->addr[2], &p2), -EHOSTUNREACH);
 	cr_assert_eq(fe.ncomp, 3, "refused operations are not reported");
 	atomic_store(&sh->phase, 3);
 	kids_wait();
@@ -2126,17 +2126,17 @@ Test(fab, peer_closed)
 static void getter_child(struct shared *sh, int arg)
 {
 	static char buf[3][64];
-	struct gba_fab_peer *p;
+	struct gba_eng_peer *p;
 	struct iovec iov;
 	struct fe fe;
 	int i;
 
 	(void)arg;
 	CHKEQ(fe_open(&fe, 2, 0), 0);
-	CHKEQ(gba_fab_peer_get(fe.ep, &sh->addr[0], &p), 0);
+	CHKEQ(gba_eng_peer_get(fe.ep, &sh->addr[0], &p), 0);
 	for (i = 0; i < 3; i++) {
 		iov = (struct iovec){buf[i], 64};
-		CHKEQ(gba_fab_get(fe.ep, p, &iov, 1, sh->raddr[0], 0x77, 0,
+		CHKEQ(gba_eng_get(fe.ep, p, &iov, 1, sh->raddr[0], 0x77, 0,
 				  (uint64_t)i + 1),
 		      0);
 	}
@@ -2153,7 +2153,7 @@ Test(fab, dead_peer_backlog)
 {
 	struct shared *sh = shared_new();
 	static char region[4096];
-	struct gba_fab_peer *p;
+	struct gba_eng_peer *p;
 	struct iovec iov = {region, 64};
 	struct fe fe, f2;
 	pid_t victim;
@@ -2164,27 +2164,27 @@ Test(fab, dead_peer_backlog)
 	sh->addr[0] = *fe_addr(&fe);
 	sh->raddr[0] = (uintptr_t)region;
 	victim = kid("getter", getter_child, sh, 0);
-	P_SPIN(&fe, fe.nev_type[GBA_FAB_EV_GET] == 3);
-	cr_assert_eq(gba_fab_busy(fe.ep), 1,
+	P_SPIN(&fe, fe.nev_type[GBA_ENG_EV_GET] == 3);
+	cr_assert_eq(gba_eng_busy(fe.ep), 1,
 		     "one answer waits for room in the getter's queue");
 	cr_assert_eq(kill(victim, SIGKILL), 0);
 	kid_reap_killed(victim, SIGKILL);
 
 	cr_assert_eq(fe_open(&f2, 0, 0), 0);
-	cr_assert_eq(gba_fab_peer_get(f2.ep, fe_addr(&fe), &p), 0);
-	cr_assert_eq(gba_fab_put(f2.ep, p, &iov, 1, (uintptr_t)region, 0x77, 0,
+	cr_assert_eq(gba_eng_peer_get(f2.ep, fe_addr(&fe), &p), 0);
+	cr_assert_eq(gba_eng_put(f2.ep, p, &iov, 1, (uintptr_t)region, 0x77, 0,
 				 0, 1),
 		     0);
 	end = gba_t_now_ms() + 5000;
 	while (!f2.done[1] && gba_t_now_ms() < end) {
-		gba_fab_progress(fe.ep);
-		gba_fab_progress(f2.ep);
+		gba_eng_progress(fe.ep);
+		gba_eng_progress(f2.ep);
 		sched_yield();
 	}
 	cr_assert(f2.done[1], "the put's answer is stuck behind the dead "
 			      "peer's");
 	cr_assert_eq(f2.status[1], 0);
-	P_SPIN(&fe, gba_fab_busy(fe.ep) == 0);
+	P_SPIN(&fe, gba_eng_busy(fe.ep) == 0);
 	fe_close(&f2);
 	fe_close(&fe);
 	munmap(sh, sizeof(*sh));
@@ -2229,7 +2229,7 @@ static void dl_hook(struct fe *fe, uint64_t cookie, int status)
  * large sends), up to DLW at a time, progressing all along.  @raddr: the
  * peer's put region, get region, counter.  0, or the line that failed.
  */
-static int dl_run(struct fe *fe, struct gba_fab_peer *p, const uint64_t *raddr,
+static int dl_run(struct fe *fe, struct gba_eng_peer *p, const uint64_t *raddr,
 		  const char *large)
 {
 	struct dl *d = fe->user;
@@ -2248,7 +2248,7 @@ static int dl_run(struct fe *fe, struct gba_fab_peer *p, const uint64_t *raddr,
 		sbuf[k] = (char)pat(3, k);
 	while (d->done < NDL) {
 		spin_step(fe);
-		if (gba_fab_busy(fe->ep) > d->inflight)
+		if (gba_eng_busy(fe->ep) > d->inflight)
 			d->backlog_seen++;
 		for (w = 0; w < DLW && issued < NDL; w++) {
 			if (d->busy[w])
@@ -2258,7 +2258,7 @@ static int dl_run(struct fe *fe, struct gba_fab_peer *p, const uint64_t *raddr,
 			switch (kind) {
 			case 0:
 				iov = (struct iovec){pbuf[j], 64};
-				ret = gba_fab_put(fe->ep, p, &iov, 1,
+				ret = gba_eng_put(fe->ep, p, &iov, 1,
 						  raddr[0] + j * 64, 0x55, 0,
 						  0, (uint64_t)w);
 				break;
@@ -2266,25 +2266,25 @@ static int dl_run(struct fe *fe, struct gba_fab_peer *p, const uint64_t *raddr,
 				iov = (struct iovec){d->buf[w], 64};
 				d->goff[w] = j * 64;
 				memset(d->buf[w], 0, 64);
-				ret = gba_fab_get(fe->ep, p, &iov, 1,
+				ret = gba_eng_get(fe->ep, p, &iov, 1,
 						  raddr[1] + j * 64, 0x56, 0,
 						  (uint64_t)w);
 				break;
 			case 2:
-				ret = gba_fab_atomic(fe->ep, p,
-						     GBA_FAB_AOP_ADD, 0, 8, 1,
+				ret = gba_eng_atomic(fe->ep, p,
+						     GBA_ENG_AOP_ADD, 0, 8, 1,
 						     &one, NULL, &d->res[w],
 						     raddr[2], 0x57, 0, 0,
 						     (uint64_t)w);
 				break;
 			case 3:
 				iov = (struct iovec){sbuf, sizeof(sbuf)};
-				ret = gba_fab_send(fe->ep, p, &iov, 1, 3, 0, 0,
+				ret = gba_eng_send(fe->ep, p, &iov, 1, 3, 0, 0,
 						   (uint64_t)w);
 				break;
 			default:
 				iov = (struct iovec){(void *)large, 5000};
-				ret = gba_fab_send(fe->ep, p, &iov, 1, 4, 0, 0,
+				ret = gba_eng_send(fe->ep, p, &iov, 1, 4, 0, 0,
 						   (uint64_t)w);
 				break;
 			}
@@ -2325,8 +2325,8 @@ static void dl_setup(struct fe *fe, struct dl_side *s, uint64_t *raddr)
 		s->get[i] = pat(0x70, i);
 	for (i = 0; i < sizeof(s->large); i++)
 		s->large[i] = (char)pat(4, i);
-	fe_reg(fe, 0x55, s->put, sizeof(s->put), GBA_FAB_ACCESS_WRITE);
-	fe_reg(fe, 0x56, s->get, sizeof(s->get), GBA_FAB_ACCESS_READ);
+	fe_reg(fe, 0x55, s->put, sizeof(s->put), GBA_ENG_ACCESS_WRITE);
+	fe_reg(fe, 0x56, s->get, sizeof(s->get), GBA_ENG_ACCESS_READ);
 	fe_reg(fe, 0x57, (char *)&s->counter, 8, RW);
 	fe->user = &s->d;
 	fe->hook = dl_hook;
@@ -2353,7 +2353,7 @@ static int dl_check(const struct fe *fe, const struct dl_side *s)
 static void dl_child(struct shared *sh, int arg)
 {
 	struct dl_side *s = malloc(sizeof(*s));
-	struct gba_fab_peer *p;
+	struct gba_eng_peer *p;
 	struct fe fe;
 
 	(void)arg;
@@ -2362,7 +2362,7 @@ static void dl_child(struct shared *sh, int arg)
 	dl_setup(&fe, s, &sh->raddr[3]);
 	sh->addr[1] = *fe_addr(&fe);
 	atomic_store(&sh->ready[1], 1);
-	CHKEQ(gba_fab_peer_get(fe.ep, &sh->addr[0], &p), 0);
+	CHKEQ(gba_eng_peer_get(fe.ep, &sh->addr[0], &p), 0);
 	C_SPIN(&fe, atomic_load(&sh->phase) == 1);
 	CHKEQ(dl_run(&fe, p, &sh->raddr[0], s->large), 0);
 	CHKEQ(finish(&fe, sh, 2), 0);
@@ -2376,7 +2376,7 @@ Test(fab, flood_no_deadlock)
 {
 	struct shared *sh = shared_new();
 	struct dl_side *s = malloc(sizeof(*s));
-	struct gba_fab_peer *p;
+	struct gba_eng_peer *p;
 	struct fe fe;
 	double t0;
 
@@ -2386,7 +2386,7 @@ Test(fab, flood_no_deadlock)
 	sh->addr[0] = *fe_addr(&fe);
 	kid("flood", dl_child, sh, 0);
 	P_SPIN(&fe, atomic_load(&sh->ready[1]));
-	cr_assert_eq(gba_fab_peer_get(fe.ep, &sh->addr[1], &p), 0);
+	cr_assert_eq(gba_eng_peer_get(fe.ep, &sh->addr[1], &p), 0);
 	t0 = gba_t_now_ms();
 	atomic_store(&sh->phase, 1);
 	cr_assert_eq(dl_run(&fe, p, &sh->raddr[3], s->large), 0,

@@ -7,10 +7,10 @@
  *
  *   - every endpoint owns a receive queue in POSIX shared memory
  *     ("/gba-fab-<uid>-<pid>-<ep_id>", owner-only), a bounded
- *     multi-producer ring of GBA_FAB_SLOT_SIZE-byte slots; a sender
+ *     multi-producer ring of GBA_ENG_SLOT_SIZE-byte slots; a sender
  *     claims a slot with one compare-and-swap, fills it and publishes it
  *     with a release store; the owner polls its next slot (one load);
- *   - payloads up to GBA_FAB_INLINE bytes travel in the slot; larger
+ *   - payloads up to GBA_ENG_INLINE bytes travel in the slot; larger
  *     messages and RMA are single-copy: the target reads or writes the
  *     initiator's memory with process_vm_readv/process_vm_writev
  *     (cross-memory attach) and answers with a response slot;
@@ -20,7 +20,7 @@
  *     order (the ring is FIFO per producer), so every ordering among
  *     messages, RMA and atomics holds; a fence is implicit.
  *
- * Progress is driven by the caller (gba_fab_progress); there is no helper
+ * Progress is driven by the caller (gba_eng_progress); there is no helper
  * thread.  An engine endpoint is not thread-safe: the front end
  * serialises the calls on one endpoint.  Sending into another endpoint's
  * ring is safe from any number of processes.
@@ -35,8 +35,8 @@
  *   -EINVAL        the target refused the operation (bad atomic, ...)
  *   -EPERM/-ESRCH  cross-memory attach refused / process gone
  */
-#ifndef GBA_FAB_H
-#define GBA_FAB_H
+#ifndef GBA_ENG_H
+#define GBA_ENG_H
 
 #include <errno.h>
 #include <limits.h>
@@ -51,37 +51,37 @@
 extern "C" {
 #endif
 
-#define GBA_FAB_SLOT_SIZE 4096	/* bytes per receive-queue slot */
-#define GBA_FAB_HDR_SIZE 64	/* header at the start of each slot */
-#define GBA_FAB_INLINE (GBA_FAB_SLOT_SIZE - GBA_FAB_HDR_SIZE)
-#define GBA_FAB_RX_SLOTS_DEF 256 /* receive-queue depth (power of two) */
-#define GBA_FAB_MAX_IOV 8	/* iov entries per operation */
-#define GBA_FAB_MAX_OPS_DEF 1024 /* outstanding operations per endpoint */
+#define GBA_ENG_SLOT_SIZE 4096	/* bytes per receive-queue slot */
+#define GBA_ENG_HDR_SIZE 64	/* header at the start of each slot */
+#define GBA_ENG_INLINE (GBA_ENG_SLOT_SIZE - GBA_ENG_HDR_SIZE)
+#define GBA_ENG_RX_SLOTS_DEF 256 /* receive-queue depth (power of two) */
+#define GBA_ENG_MAX_IOV 8	/* iov entries per operation */
+#define GBA_ENG_MAX_OPS_DEF 1024 /* outstanding operations per endpoint */
 
 /* Access rights a target region grants (ops->mr_lookup's @access). */
-#define GBA_FAB_ACCESS_READ 1u	/* gets, fetching atomics read it */
-#define GBA_FAB_ACCESS_WRITE 2u /* puts, atomics write it */
+#define GBA_ENG_ACCESS_READ 1u	/* gets, fetching atomics read it */
+#define GBA_ENG_ACCESS_WRITE 2u /* puts, atomics write it */
 
 /* Atomic operations the built-in executor knows (32/64-bit integers). */
-enum gba_fab_atomic_op {
-	GBA_FAB_AOP_ADD,
-	GBA_FAB_AOP_AND,
-	GBA_FAB_AOP_OR,
-	GBA_FAB_AOP_XOR,
-	GBA_FAB_AOP_SWAP,
-	GBA_FAB_AOP_CSWAP,
+enum gba_eng_atomic_op {
+	GBA_ENG_AOP_ADD,
+	GBA_ENG_AOP_AND,
+	GBA_ENG_AOP_OR,
+	GBA_ENG_AOP_XOR,
+	GBA_ENG_AOP_SWAP,
+	GBA_ENG_AOP_CSWAP,
 };
 
-struct gba_fab_ep;
-struct gba_fab_peer;
+struct gba_eng_ep;
+struct gba_eng_peer;
 
 /*
  * A message as delivered to the front end's recv callback.  Valid during
- * the callback only, unless gba_fab_rx_hold() made a copy.  Every
- * delivered message must eventually be finished with gba_fab_rx_done()
+ * the callback only, unless gba_eng_rx_hold() made a copy.  Every
+ * delivered message must eventually be finished with gba_eng_rx_done()
  * (it answers a large message's sender, whose send completes then).
  */
-struct gba_fab_rx {
+struct gba_eng_rx {
 	struct gba_addr src;	/* sending endpoint */
 	uint64_t len;		/* payload bytes */
 	uint64_t tag;		/* sender's tag (front end's meaning) */
@@ -91,44 +91,44 @@ struct gba_fab_rx {
 	/* engine private */
 	uint32_t src_op;	/* sender's operation, for the answer */
 	uint16_t iov_count;	/* large: sender's iovs */
-	uint8_t held;		/* a gba_fab_rx_hold() copy */
-	struct iovec iov[GBA_FAB_MAX_IOV];
+	uint8_t held;		/* a gba_eng_rx_hold() copy */
+	struct iovec iov[GBA_ENG_MAX_IOV];
 };
 
 /*
  * Remote access events for the front end (remote CQ data, remote
  * counters): one per executed put/get/atomic, after it took effect.
  */
-enum gba_fab_event {
-	GBA_FAB_EV_PUT,
-	GBA_FAB_EV_GET,
-	GBA_FAB_EV_ATOMIC,
+enum gba_eng_event {
+	GBA_ENG_EV_PUT,
+	GBA_ENG_EV_GET,
+	GBA_ENG_EV_ATOMIC,
 };
 
-struct gba_fab_ops {
-	/* A message arrived (see struct gba_fab_rx). */
-	void (*recv)(void *ctx, struct gba_fab_rx *rx);
+struct gba_eng_ops {
+	/* A message arrived (see struct gba_eng_rx). */
+	void (*recv)(void *ctx, struct gba_eng_rx *rx);
 	/*
 	 * An operation this endpoint started completed: @cookie as given to
 	 * the initiating call, @status 0 or a negative errno (see the
-	 * header comment).  Sends that gba_fab_send completed at once
+	 * header comment).  Sends that gba_eng_send completed at once
 	 * (returned 1) are not reported.
 	 */
 	void (*complete)(void *ctx, uint64_t cookie, int status);
 	/*
 	 * Target side: validate @len bytes at remote address @addr under
-	 * @key for @access (GBA_FAB_ACCESS_*); set *@ptr to the local
+	 * @key for @access (GBA_ENG_ACCESS_*); set *@ptr to the local
 	 * address.  Returns 0, -ENOKEY, -EACCES or -ERANGE (the checks of
-	 * gba_fab_region_check, gba_fab_access_check, gba_fab_range_check).
+	 * gba_eng_region_check, gba_eng_access_check, gba_eng_range_check).
 	 */
 	int (*mr_lookup)(void *ctx, uint64_t key, uint64_t addr, size_t len,
 			 uint32_t access, void **ptr);
 	/*
 	 * Target side: execute @count elements of atomic @op on @datatype
-	 * (both front-end codes, passed through from gba_fab_atomic) at
+	 * (both front-end codes, passed through from gba_eng_atomic) at
 	 * @dst with @operand and @compare, the old values into @result (may
 	 * be NULL).  Returns 0 or -EINVAL.  NULL: the built-in executor,
-	 * where @op is an enum gba_fab_atomic_op and @datatype the element
+	 * where @op is an enum gba_eng_atomic_op and @datatype the element
 	 * size in bytes (4 or 8).
 	 */
 	int (*atomic)(void *ctx, uint32_t op, uint32_t datatype, void *dst,
@@ -138,7 +138,7 @@ struct gba_fab_ops {
 	 * Target side, optional: a put/get/atomic from @src took effect
 	 * (@len bytes; @flags and @data as the initiator passed them).
 	 */
-	void (*remote_event)(void *ctx, enum gba_fab_event event,
+	void (*remote_event)(void *ctx, enum gba_eng_event event,
 			     const struct gba_addr *src, uint32_t flags,
 			     uint64_t data, size_t len);
 };
@@ -154,7 +154,7 @@ struct gba_fab_ops {
  */
 
 /*
- * gba_fab_range_check - whether the @len bytes at @addr lie inside the
+ * gba_eng_range_check - whether the @len bytes at @addr lie inside the
  * @size bytes at @base (bytes; addresses in the region's own space:
  * virtual addresses, or offsets with @base 0).  Overflow-safe: @addr +
  * @len is never computed, so an access that wraps around the end of the
@@ -162,7 +162,7 @@ struct gba_fab_ops {
  * contains nothing.  A zero-length access is inside when @addr lies in
  * [@base, @base + @size] (the end included).  Returns 0 or -ERANGE.
  */
-static inline int gba_fab_range_check(uint64_t base, uint64_t size,
+static inline int gba_eng_range_check(uint64_t base, uint64_t size,
 				      uint64_t addr, uint64_t len)
 {
 	if (addr < base || len > size || addr - base > size - len ||
@@ -172,12 +172,12 @@ static inline int gba_fab_range_check(uint64_t base, uint64_t size,
 }
 
 /*
- * gba_fab_access_check - whether a region granting the access bits
+ * gba_eng_access_check - whether a region granting the access bits
  * @granted allows an access needing the bits @need: every bit of @need
- * must be granted (both in one encoding: GBA_FAB_ACCESS_*, or a front
+ * must be granted (both in one encoding: GBA_ENG_ACCESS_*, or a front
  * end's own flags).  @need 0 is always allowed.  Returns 0 or -EACCES.
  */
-static inline int gba_fab_access_check(uint64_t granted, uint64_t need)
+static inline int gba_eng_access_check(uint64_t granted, uint64_t need)
 {
 	return (granted & need) == need ? 0 : -EACCES;
 }
@@ -186,33 +186,33 @@ static inline int gba_fab_access_check(uint64_t granted, uint64_t need)
  * A registered region as the target checks it: one contiguous range of
  * remote addresses and the access it grants.
  */
-struct gba_fab_region {
+struct gba_eng_region {
 	uint64_t base;		/* remote address of its first byte */
 	uint64_t size;		/* bytes */
 	uint64_t access;	/* granted access bits (any one encoding) */
 };
 
 /*
- * gba_fab_region_check - the target's check of a remote access, in the
+ * gba_eng_region_check - the target's check of a remote access, in the
  * order ops->mr_lookup reports it: @region is the registration the key
  * names (NULL: no registration has that key), @addr and @len the access
  * (bytes, in the region's address space), @need the access bits it needs
  * (the encoding of region->access).  Returns 0, -ENOKEY (@region NULL),
- * -EACCES (gba_fab_access_check), -ERANGE (gba_fab_range_check).
+ * -EACCES (gba_eng_access_check), -ERANGE (gba_eng_range_check).
  */
-static inline int gba_fab_region_check(const struct gba_fab_region *region,
+static inline int gba_eng_region_check(const struct gba_eng_region *region,
 				       uint64_t addr, uint64_t len,
 				       uint64_t need)
 {
 	if (!region)
 		return -ENOKEY;
-	if (gba_fab_access_check(region->access, need))
+	if (gba_eng_access_check(region->access, need))
 		return -EACCES;
-	return gba_fab_range_check(region->base, region->size, addr, len);
+	return gba_eng_range_check(region->base, region->size, addr, len);
 }
 
 /*
- * gba_fab_iov_len - check an I/O vector and total its length: @count
+ * gba_eng_iov_len - check an I/O vector and total its length: @count
  * entries of @iov (NULL allowed when @count is 0), at most @max_count; no
  * entry with a NULL iov_base and a non-zero iov_len (entries of length 0
  * are fine, NULL or not); a total of at most @max_len bytes (@max_len at
@@ -223,7 +223,7 @@ static inline int gba_fab_region_check(const struct gba_fab_region *region,
  * -EINVAL (@iov NULL with @count > 0), -EFAULT (an entry with a NULL base
  * and a length), -EMSGSIZE (the total would exceed @max_len).
  */
-static inline ssize_t gba_fab_iov_len(const struct iovec *iov, size_t count,
+static inline ssize_t gba_eng_iov_len(const struct iovec *iov, size_t count,
 				      size_t max_count, size_t max_len,
 				      size_t *bad)
 {
@@ -249,7 +249,7 @@ static inline ssize_t gba_fab_iov_len(const struct iovec *iov, size_t count,
 	return (ssize_t)len;
 }
 
-struct gba_fab_ep_attr {
+struct gba_eng_ep_attr {
 	/*
 	 * The endpoint's address: NULL for a new one (gba_addr_init_local),
 	 * or an address of this process (its ep_id chosen by the caller).
@@ -257,107 +257,107 @@ struct gba_fab_ep_attr {
 	const struct gba_addr *addr;
 	uint32_t rx_slots;	/* receive-queue depth; 0: default */
 	uint32_t max_ops;	/* outstanding operations; 0: default */
-	const struct gba_fab_ops *ops;
+	const struct gba_eng_ops *ops;
 	void *ctx;		/* first argument of every callback */
 };
 
 /*
- * gba_fab_ep_open - create an endpoint and its receive queue.
+ * gba_eng_ep_open - create an endpoint and its receive queue.
  * Returns 0, -EINVAL (NULL pointers, ops without recv/complete/
  * mr_lookup, an address of another process, rx_slots not a power of two
  * or above 65536), -EADDRINUSE (that address is in use), -ENOMEM, or the
  * errno of shm_open/ftruncate/mmap.
  */
-int gba_fab_ep_open(const struct gba_fab_ep_attr *attr,
-		    struct gba_fab_ep **epp);
+int gba_eng_ep_open(const struct gba_eng_ep_attr *attr,
+		    struct gba_eng_ep **epp);
 
 /*
- * gba_fab_ep_close - remove the receive queue (senders get
+ * gba_eng_ep_close - remove the receive queue (senders get
  * -EHOSTUNREACH), fail nothing silently: outstanding operations are
  * dropped without callbacks, held messages must have been finished.
  */
-void gba_fab_ep_close(struct gba_fab_ep *ep);
+void gba_eng_ep_close(struct gba_eng_ep *ep);
 
 /*
- * gba_fab_ep_find - the address of the one endpoint numbered @ep_id in
+ * gba_eng_ep_find - the address of the one endpoint numbered @ep_id in
  * another live process of this user on this host (how a service number
  * names a peer when no address was exchanged).  Returns 0, -ENOENT (none),
  * -EADDRNOTAVAIL (several: exchange addresses instead), -EINVAL.
  */
-int gba_fab_ep_find(uint32_t ep_id, struct gba_addr *addr);
+int gba_eng_ep_find(uint32_t ep_id, struct gba_addr *addr);
 
-/* gba_fab_ep_addr - the endpoint's address. */
-const struct gba_addr *gba_fab_ep_addr(const struct gba_fab_ep *ep);
+/* gba_eng_ep_addr - the endpoint's address. */
+const struct gba_addr *gba_eng_ep_addr(const struct gba_eng_ep *ep);
 
 /*
- * gba_fab_peer_get - the peer handle for @addr, connecting on first use
+ * gba_eng_peer_get - the peer handle for @addr, connecting on first use
  * (maps the peer's receive queue).  Handles live until the endpoint
  * closes.  Returns 0, -EINVAL (malformed address), -EHOSTUNREACH
  * (another host, or no such endpoint), -EPIPE (the peer died), -ENOMEM.
  */
-int gba_fab_peer_get(struct gba_fab_ep *ep, const struct gba_addr *addr,
-		     struct gba_fab_peer **peerp);
+int gba_eng_peer_get(struct gba_eng_ep *ep, const struct gba_addr *addr,
+		     struct gba_eng_peer **peerp);
 
-/* gba_fab_peer_addr - the address a peer handle stands for. */
-const struct gba_addr *gba_fab_peer_addr(const struct gba_fab_peer *peer);
+/* gba_eng_peer_addr - the address a peer handle stands for. */
+const struct gba_addr *gba_eng_peer_addr(const struct gba_eng_peer *peer);
 
 /*
- * gba_fab_peer_gone - 1 if @peer's endpoint closed or its process died
+ * gba_eng_peer_gone - 1 if @peer's endpoint closed or its process died
  * (it will never read its queue again), else 0.  Costs a system call: for
  * slow paths (a resource a peer holds is overdue).
  */
-int gba_fab_peer_gone(const struct gba_fab_peer *peer);
+int gba_eng_peer_gone(const struct gba_eng_peer *peer);
 
 /*
- * gba_fab_send - send a message of the bytes of @iov (@count entries,
- * at most GBA_FAB_MAX_IOV) with @tag, @data and front-end @flags.
- * Up to GBA_FAB_INLINE bytes are copied into the peer's queue: returns
+ * gba_eng_send - send a message of the bytes of @iov (@count entries,
+ * at most GBA_ENG_MAX_IOV) with @tag, @data and front-end @flags.
+ * Up to GBA_ENG_INLINE bytes are copied into the peer's queue: returns
  * 1, the send is complete and is not reported.  Larger messages stay in
  * place until the receiver has copied them: returns 0, and
  * ops->complete(@cookie) reports the end.  Returns -EAGAIN (peer's queue
  * or this endpoint's operation table full: retry after progress),
  * -EPIPE/-EHOSTUNREACH (peer gone), -EINVAL (bad iov).
  */
-int gba_fab_send(struct gba_fab_ep *ep, struct gba_fab_peer *peer,
+int gba_eng_send(struct gba_eng_ep *ep, struct gba_eng_peer *peer,
 		 const struct iovec *iov, size_t count, uint64_t tag,
 		 uint64_t data, uint32_t flags, uint64_t cookie);
 
 /*
- * gba_fab_put / gba_fab_get - write the bytes of @iov to, or read them
+ * gba_eng_put / gba_eng_get - write the bytes of @iov to, or read them
  * from, @len bytes at remote address @addr under @key of @peer (@len is
  * the total of @iov).  @flags and @data reach the target's
  * remote_event.  Always completed by ops->complete(@cookie) once the
  * target executed it (delivery complete).  Returns 0, -EAGAIN, -EPIPE,
  * -EHOSTUNREACH, -EINVAL.
  */
-int gba_fab_put(struct gba_fab_ep *ep, struct gba_fab_peer *peer,
+int gba_eng_put(struct gba_eng_ep *ep, struct gba_eng_peer *peer,
 		const struct iovec *iov, size_t count, uint64_t addr,
 		uint64_t key, uint32_t flags, uint64_t data, uint64_t cookie);
-int gba_fab_get(struct gba_fab_ep *ep, struct gba_fab_peer *peer,
+int gba_eng_get(struct gba_eng_ep *ep, struct gba_eng_peer *peer,
 		const struct iovec *iov, size_t count, uint64_t addr,
 		uint64_t key, uint32_t flags, uint64_t cookie);
 
 /*
- * gba_fab_atomic - @count elements of @elem_size bytes of atomic @op on
+ * gba_eng_atomic - @count elements of @elem_size bytes of atomic @op on
  * @datatype (front-end codes, see ops->atomic) at @addr under @key of
  * @peer.  @operand and @compare (NULL if unused) hold @count elements;
  * the old values are written to @result (NULL: not fetched) when the
  * operation completes (ops->complete(@cookie)).  The operands travel
  * inline: count * elem_size * (compare ? 2 : 1) must not exceed
- * GBA_FAB_INLINE - 16.  Returns 0, -EAGAIN, -EPIPE, -EHOSTUNREACH,
+ * GBA_ENG_INLINE - 16.  Returns 0, -EAGAIN, -EPIPE, -EHOSTUNREACH,
  * -EINVAL (too large, zero count or size).
  */
-int gba_fab_atomic(struct gba_fab_ep *ep, struct gba_fab_peer *peer,
+int gba_eng_atomic(struct gba_eng_ep *ep, struct gba_eng_peer *peer,
 		   uint32_t op, uint32_t datatype, size_t elem_size,
 		   size_t count, const void *operand, const void *compare,
 		   void *result, uint64_t addr, uint64_t key, uint32_t flags,
 		   uint64_t data, uint64_t cookie);
 
-/* Largest @count gba_fab_atomic takes for @elem_size (and @compare). */
-size_t gba_fab_atomic_max_count(size_t elem_size, int compare);
+/* Largest @count gba_eng_atomic takes for @elem_size (and @compare). */
+size_t gba_eng_atomic_max_count(size_t elem_size, int compare);
 
 /*
- * gba_fab_progress - execute the messages and requests that arrived,
+ * gba_eng_progress - execute the messages and requests that arrived,
  * deliver completions, retry answers waiting for room in a peer's
  * queue, and (every few milliseconds while operations or answers are
  * outstanding) fail the operations of peers that died and drop the
@@ -367,46 +367,46 @@ size_t gba_fab_atomic_max_count(size_t elem_size, int compare);
  * processes than there are online CPUs, one sched_yield every 16 idle
  * calls in a row, so that the peers it waits for get the CPU.
  */
-int gba_fab_progress(struct gba_fab_ep *ep);
+int gba_eng_progress(struct gba_eng_ep *ep);
 
 /*
- * gba_fab_poll - whether gba_fab_progress has work, looked at without the
+ * gba_eng_poll - whether gba_eng_progress has work, looked at without the
  * caller's serialisation of @ep (loads only): 1 if something arrived or
- * operations or answers are outstanding (then call gba_fab_progress), 0
+ * operations or answers are outstanding (then call gba_eng_progress), 0
  * if not, after counting the call as an idle progress call (the same
- * yield as gba_fab_progress).  A hint: work that arrives concurrently is
+ * yield as gba_eng_progress).  A hint: work that arrives concurrently is
  * seen by the next call.  Lets a front end poll an idle endpoint without
  * taking its lock.
  */
-int gba_fab_poll(struct gba_fab_ep *ep);
+int gba_eng_poll(struct gba_eng_ep *ep);
 
-/* gba_fab_busy - outstanding operations (sends, RMA, atomics, answers). */
-size_t gba_fab_busy(const struct gba_fab_ep *ep);
+/* gba_eng_busy - outstanding operations (sends, RMA, atomics, answers). */
+size_t gba_eng_busy(const struct gba_eng_ep *ep);
 
 /*
- * gba_fab_rx_copy - copy bytes [@offset, @offset + len of @iov) of
+ * gba_eng_rx_copy - copy bytes [@offset, @offset + len of @iov) of
  * message @rx into @iov (@count entries), stopping at the end of the
  * message.  Returns the number of bytes copied or a negative errno
  * (-EPIPE/-ESRCH sender gone, -EFAULT, -EPERM cross-memory attach
  * refused).
  */
-ssize_t gba_fab_rx_copy(struct gba_fab_ep *ep, const struct gba_fab_rx *rx,
+ssize_t gba_eng_rx_copy(struct gba_eng_ep *ep, const struct gba_eng_rx *rx,
 			const struct iovec *iov, size_t count, size_t offset);
 
 /*
- * gba_fab_rx_hold - keep @rx beyond the recv callback (an unexpected
+ * gba_eng_rx_hold - keep @rx beyond the recv callback (an unexpected
  * message): returns a heap copy (inline payload included) or NULL
- * (-ENOMEM).  The copy is finished with gba_fab_rx_done like the
+ * (-ENOMEM).  The copy is finished with gba_eng_rx_done like the
  * original.
  */
-struct gba_fab_rx *gba_fab_rx_hold(const struct gba_fab_rx *rx);
+struct gba_eng_rx *gba_eng_rx_hold(const struct gba_eng_rx *rx);
 
 /*
- * gba_fab_rx_done - the front end is done with @rx: a large message's
+ * gba_eng_rx_done - the front end is done with @rx: a large message's
  * sender is answered (its send completes with @status: 0, or a negative
  * errno to report to it), a held copy is freed.
  */
-void gba_fab_rx_done(struct gba_fab_ep *ep, struct gba_fab_rx *rx,
+void gba_eng_rx_done(struct gba_eng_ep *ep, struct gba_eng_rx *rx,
 		     int status);
 
 
@@ -420,7 +420,7 @@ void gba_fab_rx_done(struct gba_fab_ep *ep, struct gba_fab_rx *rx,
  * caller's bytes holds the region's cookie.  What a peer needs to attach
  * is (pid, fd, len, cookie).
  */
-struct gba_fab_seg {
+struct gba_eng_seg {
 	void *addr;	/* start of the owner's mapping (page aligned) */
 	size_t len;	/* the caller's bytes, a multiple of the page size */
 	int fd;		/* the memory file, open while the region lives */
@@ -429,56 +429,56 @@ struct gba_fab_seg {
 };
 
 /*
- * gba_fab_seg_alloc - allocate a region of at least @len bytes (rounded up
+ * gba_eng_seg_alloc - allocate a region of at least @len bytes (rounded up
  * to pages, zero-filled), at exactly @addr when it is not NULL (page
  * aligned; @len plus one page there must be free: a mapping in the way is
  * refused, never replaced).  Returns 0, or -EINVAL (NULL @seg, @len 0 or
  * too large, unaligned @addr), -EEXIST (@addr in use), or the errno of
  * memfd_create/ftruncate/mmap (-ENOMEM, -EMFILE, ...).
  */
-int gba_fab_seg_alloc(size_t len, void *addr, struct gba_fab_seg *seg);
+int gba_eng_seg_alloc(size_t len, void *addr, struct gba_eng_seg *seg);
 
-/* gba_fab_seg_free - unmap and close a region; peers' mappings stay valid
+/* gba_eng_seg_free - unmap and close a region; peers' mappings stay valid
  * until they detach (and their idle cache lets it go). */
-void gba_fab_seg_free(struct gba_fab_seg *seg);
+void gba_eng_seg_free(struct gba_eng_seg *seg);
 
 /*
- * gba_fab_seg_attach - the address in this process of the region process
+ * gba_eng_seg_attach - the address in this process of the region process
  * @pid holds as @fd with @cookie (at least @len bytes), mapping it on first
  * use; later attaches of the same region reuse the mapping (a per-process
  * cache, thread-safe).  Every successful attach is paired with a
- * gba_fab_seg_detach.  @pid may be this process (a second mapping of its
+ * gba_eng_seg_detach.  @pid may be this process (a second mapping of its
  * own region).  Returns 0, or -EINVAL (bad arguments), -ENOENT (@fd is not a region of
  * @pid, or @pid is gone), -ESTALE (another region now has that file
  * number), -ERANGE (the region is shorter than @len), -EACCES/-EPERM
  * (another user; ptrace restrictions), -ENOMEM, or the errno of open/mmap.
  */
-int gba_fab_seg_attach(uint32_t pid, int fd, size_t len, uint64_t cookie,
+int gba_eng_seg_attach(uint32_t pid, int fd, size_t len, uint64_t cookie,
 		       void **addr);
 
-/* gba_fab_seg_detach - release an attach (@addr as it returned). */
-void gba_fab_seg_detach(void *addr);
+/* gba_eng_seg_detach - release an attach (@addr as it returned). */
+void gba_eng_seg_detach(void *addr);
 
-#define GBA_FAB_ATOMIC_ONE(type)                                               \
+#define GBA_ENG_ATOMIC_ONE(type)                                               \
 	do {                                                                   \
 		type *d = dst, o = *(const type *)operand, old;                \
 		switch (op) {                                                  \
-		case GBA_FAB_AOP_ADD:                                          \
+		case GBA_ENG_AOP_ADD:                                          \
 			old = __atomic_fetch_add(d, o, __ATOMIC_SEQ_CST);      \
 			break;                                                 \
-		case GBA_FAB_AOP_AND:                                          \
+		case GBA_ENG_AOP_AND:                                          \
 			old = __atomic_fetch_and(d, o, __ATOMIC_SEQ_CST);      \
 			break;                                                 \
-		case GBA_FAB_AOP_OR:                                           \
+		case GBA_ENG_AOP_OR:                                           \
 			old = __atomic_fetch_or(d, o, __ATOMIC_SEQ_CST);       \
 			break;                                                 \
-		case GBA_FAB_AOP_XOR:                                          \
+		case GBA_ENG_AOP_XOR:                                          \
 			old = __atomic_fetch_xor(d, o, __ATOMIC_SEQ_CST);      \
 			break;                                                 \
-		case GBA_FAB_AOP_SWAP:                                         \
+		case GBA_ENG_AOP_SWAP:                                         \
 			old = __atomic_exchange_n(d, o, __ATOMIC_SEQ_CST);     \
 			break;                                                 \
-		default: /* GBA_FAB_AOP_CSWAP */                               \
+		default: /* GBA_ENG_AOP_CSWAP */                               \
 			old = *(const type *)compare;                          \
 			__atomic_compare_exchange_n(d, &old, o, 0,             \
 						    __ATOMIC_SEQ_CST,          \
@@ -490,32 +490,32 @@ void gba_fab_seg_detach(void *addr);
 	} while (0)
 
 /*
- * gba_fab_atomic_one - one element of the built-in executor (below), inline
- * for the hot path of direct atomics: @op (enum gba_fab_atomic_op) on the
+ * gba_eng_atomic_one - one element of the built-in executor (below), inline
+ * for the hot path of direct atomics: @op (enum gba_eng_atomic_op) on the
  * @size-byte (4 or 8) integer at @dst, naturally aligned, with @operand
  * and @compare (CSWAP only, not NULL then), the old value into @result
  * (NULL: not fetched).  The caller has checked the arguments.
  */
-static inline void gba_fab_atomic_one(uint32_t op, uint32_t size, void *dst,
+static inline void gba_eng_atomic_one(uint32_t op, uint32_t size, void *dst,
 				      const void *operand, const void *compare,
 				      void *result)
 {
 	if (size == 4)
-		GBA_FAB_ATOMIC_ONE(uint32_t);
+		GBA_ENG_ATOMIC_ONE(uint32_t);
 	else
-		GBA_FAB_ATOMIC_ONE(uint64_t);
+		GBA_ENG_ATOMIC_ONE(uint64_t);
 }
 
 /*
- * gba_fab_atomic_builtin - the engine's built-in executor, for memory this
+ * gba_eng_atomic_builtin - the engine's built-in executor, for memory this
  * process reaches directly (its own, or a mapped region): @count elements
- * of @size (4 or 8) bytes of @op (enum gba_fab_atomic_op) at @dst with
+ * of @size (4 or 8) bytes of @op (enum gba_eng_atomic_op) at @dst with
  * @operand and @compare (CSWAP only), the old values into @result (NULL:
  * not fetched), each element with one CPU atomic (sequentially
  * consistent).  Returns 0, or -EINVAL (unknown @op or @size, CSWAP without
  * @compare, misaligned @dst).
  */
-int gba_fab_atomic_builtin(uint32_t op, uint32_t size, void *dst,
+int gba_eng_atomic_builtin(uint32_t op, uint32_t size, void *dst,
 			   const void *operand, const void *compare,
 			   void *result, size_t count);
 
@@ -523,4 +523,4 @@ int gba_fab_atomic_builtin(uint32_t op, uint32_t size, void *dst,
 }
 #endif
 
-#endif /* GBA_FAB_H */
+#endif /* GBA_ENG_H */

@@ -1,5 +1,5 @@
 /*
- * GBA core library: the fabric engine's receive queue (gba_fab_priv.h).
+ * GBA core library: the fabric engine's receive queue (gba_eng_priv.h).
  *
  * A bounded multi-producer, single-consumer ring in POSIX shared memory
  * (Vyukov's bounded queue): slot i holds a sequence number; a producer
@@ -13,7 +13,7 @@
  * The object is named after the endpoint's address and created with
  * owner-only permissions; a process that dies leaves its queues behind,
  * so each new endpoint first unlinks the queues of this user's dead
- * processes (gba_fab_ring_reap).
+ * processes (gba_eng_ring_reap).
  */
 #include "config.h"
 
@@ -29,31 +29,31 @@
 #include <unistd.h>
 
 #include "gba_backend.h"
-#include "gba_fab_priv.h"
+#include "gba_eng_priv.h"
 
-#define GBA_FAB_NAME_FMT "/gba-fab-%u-%u-%u"
+#define GBA_ENG_NAME_FMT "/gba-fab-%u-%u-%u"
 
-void gba_fab_ring_name(const struct gba_addr *addr, char *buf, size_t len)
+void gba_eng_ring_name(const struct gba_addr *addr, char *buf, size_t len)
 {
-	snprintf(buf, len, GBA_FAB_NAME_FMT, (unsigned)getuid(),
+	snprintf(buf, len, GBA_ENG_NAME_FMT, (unsigned)getuid(),
 		 (unsigned)addr->pid, (unsigned)addr->ep_id);
 }
 
 static size_t ring_bytes(uint32_t nslots)
 {
-	return GBA_FAB_RING_HDR + (size_t)nslots * sizeof(struct gba_fab_slot);
+	return GBA_ENG_RING_HDR + (size_t)nslots * sizeof(struct gba_eng_slot);
 }
 
-int gba_fab_ring_create(const struct gba_addr *addr, uint32_t nslots,
-			struct gba_fab_ring **ringp, size_t *lenp)
+int gba_eng_ring_create(const struct gba_addr *addr, uint32_t nslots,
+			struct gba_eng_ring **ringp, size_t *lenp)
 {
 	size_t len = ring_bytes(nslots);
-	struct gba_fab_ring *ring;
+	struct gba_eng_ring *ring;
 	char name[64];
 	uint32_t i;
 	int fd, ret;
 
-	gba_fab_ring_name(addr, name, sizeof(name));
+	gba_eng_ring_name(addr, name, sizeof(name));
 	fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return errno == EEXIST ? -EADDRINUSE : -errno;
@@ -67,7 +67,7 @@ int gba_fab_ring_create(const struct gba_addr *addr, uint32_t nslots,
 		goto err;
 	}
 	close(fd);
-	ring->version = GBA_FAB_RING_VERSION;
+	ring->version = GBA_ENG_RING_VERSION;
 	ring->nslots = nslots;
 	ring->owner_slot = gba_proc_self_slot();
 	for (i = 0; i < nslots; i++)
@@ -77,7 +77,7 @@ int gba_fab_ring_create(const struct gba_addr *addr, uint32_t nslots,
 	atomic_store_explicit(&ring->open, 1, memory_order_relaxed);
 	/* the magic last: a mapper seeing it sees an initialised ring */
 	atomic_thread_fence(memory_order_release);
-	ring->magic = GBA_FAB_RING_MAGIC;
+	ring->magic = GBA_ENG_RING_MAGIC;
 	*ringp = ring;
 	*lenp = len;
 	return 0;
@@ -87,15 +87,15 @@ err:
 	return ret;
 }
 
-int gba_fab_ring_map(const struct gba_addr *addr, struct gba_fab_ring **ringp,
+int gba_eng_ring_map(const struct gba_addr *addr, struct gba_eng_ring **ringp,
 		     size_t *lenp)
 {
-	struct gba_fab_ring *ring;
+	struct gba_eng_ring *ring;
 	struct stat st;
 	char name[64];
 	int fd, ret;
 
-	gba_fab_ring_name(addr, name, sizeof(name));
+	gba_eng_ring_name(addr, name, sizeof(name));
 	fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
 	if (fd < 0)
 		return errno == ENOENT ? -EHOSTUNREACH : -errno;
@@ -107,7 +107,7 @@ int gba_fab_ring_map(const struct gba_addr *addr, struct gba_fab_ring **ringp,
 		ret = -EACCES;
 		goto out;
 	}
-	if ((size_t)st.st_size < GBA_FAB_RING_HDR) {
+	if ((size_t)st.st_size < GBA_ENG_RING_HDR) {
 		ret = -EHOSTUNREACH; /* still being created, or broken */
 		goto out;
 	}
@@ -117,8 +117,8 @@ int gba_fab_ring_map(const struct gba_addr *addr, struct gba_fab_ring **ringp,
 		ret = -errno;
 		goto out;
 	}
-	if (ring->magic != GBA_FAB_RING_MAGIC ||
-	    ring->version != GBA_FAB_RING_VERSION ||
+	if (ring->magic != GBA_ENG_RING_MAGIC ||
+	    ring->version != GBA_ENG_RING_VERSION ||
 	    !ring->nslots || (ring->nslots & (ring->nslots - 1)) ||
 	    ring_bytes(ring->nslots) != (size_t)st.st_size ||
 	    !atomic_load_explicit(&ring->open, memory_order_acquire)) {
@@ -134,23 +134,23 @@ out:
 	return ret;
 }
 
-void gba_fab_ring_unmap(struct gba_fab_ring *ring, size_t len)
+void gba_eng_ring_unmap(struct gba_eng_ring *ring, size_t len)
 {
 	munmap(ring, len);
 }
 
-void gba_fab_ring_destroy(struct gba_fab_ring *ring, size_t len,
+void gba_eng_ring_destroy(struct gba_eng_ring *ring, size_t len,
 			  const struct gba_addr *addr)
 {
 	char name[64];
 
 	atomic_store_explicit(&ring->open, 0, memory_order_release);
-	gba_fab_ring_name(addr, name, sizeof(name));
+	gba_eng_ring_name(addr, name, sizeof(name));
 	shm_unlink(name);
 	munmap(ring, len);
 }
 
-void gba_fab_ring_reap(void)
+void gba_eng_ring_reap(void)
 {
 	char prefix[32], name[300];
 	unsigned uid, pid, ep_id;
@@ -176,7 +176,7 @@ void gba_fab_ring_reap(void)
 	closedir(dir);
 }
 
-int gba_fab_ep_find(uint32_t ep_id, struct gba_addr *addr)
+int gba_eng_ep_find(uint32_t ep_id, struct gba_addr *addr)
 {
 	char prefix[32];
 	unsigned uid, pid, id, found = 0, found_pid = 0;

@@ -1,17 +1,17 @@
 /*
  * GBA core library: private layout of the fabric engine
- * (include/gba/gba_fab.h).  One job per source file:
+ * (include/gba/gba_eng.h).  One job per source file:
  *
- *   gba_fab_ring.c   the shared-memory receive queue: create, map, claim
+ *   gba_eng_ring.c   the shared-memory receive queue: create, map, claim
  *                    and publish slots, poll
- *   gba_fab_ep.c     endpoints, peers, the operation table, progress,
+ *   gba_eng_ep.c     endpoints, peers, the operation table, progress,
  *                    answers and dead-peer detection
- *   gba_fab_xfer.c   initiating sends, puts, gets and atomics; executing
+ *   gba_eng_xfer.c   initiating sends, puts, gets and atomics; executing
  *                    them at the target; cross-memory attach copies
- *   gba_fab_atomic.c the built-in 32/64-bit atomic executor
+ *   gba_eng_atomic.c the built-in 32/64-bit atomic executor
  */
-#ifndef GBA_FAB_PRIV_H
-#define GBA_FAB_PRIV_H
+#ifndef GBA_ENG_PRIV_H
+#define GBA_ENG_PRIV_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -20,35 +20,35 @@
 
 #include <uthash.h>
 
-#include <gba/gba_fab.h>
+#include <gba/gba_eng.h>
 
-#define GBA_FAB_RING_MAGIC 0x474241464142ULL /* "GBAFAB" */
-#define GBA_FAB_RING_VERSION 1
-#define GBA_FAB_RING_HDR 4096 /* bytes before the first slot */
-#define GBA_FAB_RX_SLOTS_MAX 65536
-#define GBA_FAB_MAX_OPS_MAX 65536
+#define GBA_ENG_RING_MAGIC 0x474241464142ULL /* "GBAFAB" */
+#define GBA_ENG_RING_VERSION 1
+#define GBA_ENG_RING_HDR 4096 /* bytes before the first slot */
+#define GBA_ENG_RX_SLOTS_MAX 65536
+#define GBA_ENG_MAX_OPS_MAX 65536
 
 /* What a slot carries. */
-enum gba_fab_type {
-	GBA_FAB_T_MSG = 1, /* message; large: payload is the sender's iovs */
-	GBA_FAB_T_PUT,	   /* put; large: payload is the initiator's iovs */
-	GBA_FAB_T_GET,	   /* get; payload is the initiator's iovs */
-	GBA_FAB_T_ATOMIC,  /* atomic; payload struct gba_fab_atomic_req */
-	GBA_FAB_T_RESP,	   /* answer to an operation (status, data) */
+enum gba_eng_type {
+	GBA_ENG_T_MSG = 1, /* message; large: payload is the sender's iovs */
+	GBA_ENG_T_PUT,	   /* put; large: payload is the initiator's iovs */
+	GBA_ENG_T_GET,	   /* get; payload is the initiator's iovs */
+	GBA_ENG_T_ATOMIC,  /* atomic; payload struct gba_eng_atomic_req */
+	GBA_ENG_T_RESP,	   /* answer to an operation (status, data) */
 };
 
 /* hdr.xflags: engine flags */
-#define GBA_FAB_X_LARGE 1u  /* payload is an iov array, data stays put */
-#define GBA_FAB_X_FETCH 2u  /* atomic: answer with the old values */
-#define GBA_FAB_X_CMP 4u    /* atomic: compare operands follow */
-#define GBA_FAB_X_NOANS 8u  /* message: no answer wanted (inline) */
+#define GBA_ENG_X_LARGE 1u  /* payload is an iov array, data stays put */
+#define GBA_ENG_X_FETCH 2u  /* atomic: answer with the old values */
+#define GBA_ENG_X_CMP 4u    /* atomic: compare operands follow */
+#define GBA_ENG_X_NOANS 8u  /* message: no answer wanted (inline) */
 
-/* The first GBA_FAB_HDR_SIZE bytes of a slot. */
-struct gba_fab_hdr {
-	_Atomic uint64_t seq; /* ring protocol (gba_fab_ring.c) */
-	uint8_t type;	      /* enum gba_fab_type */
+/* The first GBA_ENG_HDR_SIZE bytes of a slot. */
+struct gba_eng_hdr {
+	_Atomic uint64_t seq; /* ring protocol (gba_eng_ring.c) */
+	uint8_t type;	      /* enum gba_eng_type */
 	uint8_t iov_count;    /* large: iov entries in the payload */
-	uint16_t xflags;      /* GBA_FAB_X_* */
+	uint16_t xflags;      /* GBA_ENG_X_* */
 	uint32_t flags;	      /* front end's flags, passed through */
 	uint32_t src_pid;
 	uint32_t src_ep_id;
@@ -60,16 +60,16 @@ struct gba_fab_hdr {
 	uint64_t addr;	/* RMA/atomic: remote address; T_RESP: inline len */
 };
 
-_Static_assert(sizeof(struct gba_fab_hdr) == GBA_FAB_HDR_SIZE,
+_Static_assert(sizeof(struct gba_eng_hdr) == GBA_ENG_HDR_SIZE,
 	       "slot header is one cache line");
 
-struct gba_fab_slot {
-	struct gba_fab_hdr hdr;
-	uint8_t payload[GBA_FAB_INLINE];
+struct gba_eng_slot {
+	struct gba_eng_hdr hdr;
+	uint8_t payload[GBA_ENG_INLINE];
 };
 
 /* Operands of an atomic request (the payload of a T_ATOMIC slot). */
-struct gba_fab_atomic_req {
+struct gba_eng_atomic_req {
 	uint32_t op;
 	uint32_t datatype;
 	uint32_t elem_size;
@@ -78,7 +78,7 @@ struct gba_fab_atomic_req {
 };
 
 /* The shared receive queue: a header page, then the slots. */
-struct gba_fab_ring {
+struct gba_eng_ring {
 	uint64_t magic;
 	uint32_t version;
 	uint32_t nslots;
@@ -86,37 +86,37 @@ struct gba_fab_ring {
 	_Atomic uint32_t open; /* 0 once the owner closed the endpoint */
 	uint8_t pad0[64 - 28];
 	_Atomic uint64_t tail; /* next position to claim (producers) */
-	uint8_t pad1[GBA_FAB_RING_HDR - 72];
-	struct gba_fab_slot slots[];
+	uint8_t pad1[GBA_ENG_RING_HDR - 72];
+	struct gba_eng_slot slots[];
 };
 
-/* ---- gba_fab_ring.c ---------------------------------------------------- */
+/* ---- gba_eng_ring.c ---------------------------------------------------- */
 
 /* Shared-memory object name of an endpoint's queue, into @buf. */
-void gba_fab_ring_name(const struct gba_addr *addr, char *buf, size_t len);
+void gba_eng_ring_name(const struct gba_addr *addr, char *buf, size_t len);
 /* Create (O_EXCL) and map the queue of local endpoint @addr. */
-int gba_fab_ring_create(const struct gba_addr *addr, uint32_t nslots,
-			struct gba_fab_ring **ringp, size_t *lenp);
+int gba_eng_ring_create(const struct gba_addr *addr, uint32_t nslots,
+			struct gba_eng_ring **ringp, size_t *lenp);
 /* Map the queue of @addr (another endpoint).  -EHOSTUNREACH if none. */
-int gba_fab_ring_map(const struct gba_addr *addr, struct gba_fab_ring **ringp,
+int gba_eng_ring_map(const struct gba_addr *addr, struct gba_eng_ring **ringp,
 		     size_t *lenp);
 /* Mark closed, unmap, and (owner) unlink. */
-void gba_fab_ring_destroy(struct gba_fab_ring *ring, size_t len,
+void gba_eng_ring_destroy(struct gba_eng_ring *ring, size_t len,
 			  const struct gba_addr *addr);
-void gba_fab_ring_unmap(struct gba_fab_ring *ring, size_t len);
+void gba_eng_ring_unmap(struct gba_eng_ring *ring, size_t len);
 /* Unlink the queues of this user's dead processes (crash leftovers). */
-void gba_fab_ring_reap(void);
+void gba_eng_ring_reap(void);
 
 /*
  * Claim the next slot of @ring: returns it, or NULL when the queue is
- * full.  The caller fills it and calls gba_fab_ring_publish.
+ * full.  The caller fills it and calls gba_eng_ring_publish.
  */
-static inline struct gba_fab_slot *gba_fab_ring_claim(struct gba_fab_ring *ring,
+static inline struct gba_eng_slot *gba_eng_ring_claim(struct gba_eng_ring *ring,
 						      uint64_t *posp)
 {
 	uint64_t mask = ring->nslots - 1;
 	uint64_t pos = atomic_load_explicit(&ring->tail, memory_order_relaxed);
-	struct gba_fab_slot *slot;
+	struct gba_eng_slot *slot;
 	int64_t dif;
 
 	for (;;) {
@@ -140,16 +140,16 @@ static inline struct gba_fab_slot *gba_fab_ring_claim(struct gba_fab_ring *ring,
 	return slot;
 }
 
-static inline void gba_fab_ring_publish(struct gba_fab_slot *slot, uint64_t pos)
+static inline void gba_eng_ring_publish(struct gba_eng_slot *slot, uint64_t pos)
 {
 	atomic_store_explicit(&slot->hdr.seq, pos + 1, memory_order_release);
 }
 
-/* ---- Endpoint state (gba_fab_ep.c) -------------------------------------- */
+/* ---- Endpoint state (gba_eng_ep.c) -------------------------------------- */
 
-struct gba_fab_peer {
+struct gba_eng_peer {
 	struct gba_addr addr;
-	struct gba_fab_ring *ring; /* its receive queue (ours for self) */
+	struct gba_eng_ring *ring; /* its receive queue (ours for self) */
 	size_t map_len;		   /* 0: not our mapping (self) */
 	uint32_t nops;		   /* our operations outstanding there */
 	bool dead;
@@ -158,41 +158,41 @@ struct gba_fab_peer {
 };
 
 /* An outstanding operation of the initiator. */
-struct gba_fab_op {
+struct gba_eng_op {
 	uint64_t cookie;
-	struct gba_fab_peer *peer;
+	struct gba_eng_peer *peer;
 	uint16_t gen;
 	uint8_t type;
 	uint8_t iov_count; /* T_GET: where the data goes */
 	uint32_t next_free;
-	struct iovec iov[GBA_FAB_MAX_IOV];
+	struct iovec iov[GBA_ENG_MAX_IOV];
 	void *result; /* T_ATOMIC fetch: old values */
 	size_t result_len;
 };
 
 /* An answer that found the initiator's queue full. */
-struct gba_fab_backlog {
-	struct gba_fab_backlog *next;
-	struct gba_fab_peer *peer;
-	struct gba_fab_hdr hdr;
+struct gba_eng_backlog {
+	struct gba_eng_backlog *next;
+	struct gba_eng_peer *peer;
+	struct gba_eng_hdr hdr;
 	size_t len;
 	uint8_t payload[];
 };
 
-struct gba_fab_ep {
+struct gba_eng_ep {
 	struct gba_addr addr;
-	struct gba_fab_ops ops;
+	struct gba_eng_ops ops;
 	void *ctx;
-	struct gba_fab_ring *rx;
+	struct gba_eng_ring *rx;
 	size_t rx_len;
 	uint64_t head; /* next slot to poll */
 	uint32_t rx_mask;
-	struct gba_fab_peer *peers; /* uthash */
-	struct gba_fab_op *optab;
+	struct gba_eng_peer *peers; /* uthash */
+	struct gba_eng_op *optab;
 	uint32_t max_ops;
 	uint32_t free_op; /* head of the free list; max_ops: none */
 	size_t nops;
-	struct gba_fab_backlog *backlog, **backlog_tail;
+	struct gba_eng_backlog *backlog, **backlog_tail;
 	size_t nbacklog;
 	uint32_t idle_polls;  /* progress calls since something arrived */
 	bool oversubscribed;  /* more processes than CPUs: yield when idle */
@@ -201,51 +201,51 @@ struct gba_fab_ep {
 	uint64_t last_check_ns;
 };
 
-#define GBA_FAB_OP_NONE 0xffffffffu
+#define GBA_ENG_OP_NONE 0xffffffffu
 
 /* Take an operation record (NULL if the table is full). */
-struct gba_fab_op *gba_fab_op_alloc(struct gba_fab_ep *ep,
-				    struct gba_fab_peer *peer, uint8_t type,
+struct gba_eng_op *gba_eng_op_alloc(struct gba_eng_ep *ep,
+				    struct gba_eng_peer *peer, uint8_t type,
 				    uint64_t cookie);
 /* Wire id of @op (index | gen << 16). */
-uint32_t gba_fab_op_id(const struct gba_fab_ep *ep, const struct gba_fab_op *op);
+uint32_t gba_eng_op_id(const struct gba_eng_ep *ep, const struct gba_eng_op *op);
 /* Release @op and report @status to the front end. */
-void gba_fab_op_finish(struct gba_fab_ep *ep, struct gba_fab_op *op,
+void gba_eng_op_finish(struct gba_eng_ep *ep, struct gba_eng_op *op,
 		       int status);
 /* Release @op without a report (the initiating call failed). */
-void gba_fab_op_free(struct gba_fab_ep *ep, struct gba_fab_op *op);
+void gba_eng_op_free(struct gba_eng_ep *ep, struct gba_eng_op *op);
 /* The record behind a wire id, or NULL if stale. */
-struct gba_fab_op *gba_fab_op_find(struct gba_fab_ep *ep, uint32_t id);
+struct gba_eng_op *gba_eng_op_find(struct gba_eng_ep *ep, uint32_t id);
 
 /*
  * Send an answer to operation @op of @peer: @status and @len bytes of
  * @payload.  Never fails: a full queue defers it to the backlog.
  */
-void gba_fab_answer(struct gba_fab_ep *ep, struct gba_fab_peer *peer,
+void gba_eng_answer(struct gba_eng_ep *ep, struct gba_eng_peer *peer,
 		    uint32_t op, int status, const void *payload, size_t len);
 
 /* Fill a slot header's common fields for a message from @ep. */
-void gba_fab_hdr_init(struct gba_fab_ep *ep, struct gba_fab_hdr *hdr,
+void gba_eng_hdr_init(struct gba_eng_ep *ep, struct gba_eng_hdr *hdr,
 		      uint8_t type);
 
 /* The peer behind a slot's source, connecting if needed (NULL: gone). */
-struct gba_fab_peer *gba_fab_src_peer(struct gba_fab_ep *ep,
-				      const struct gba_fab_hdr *hdr);
+struct gba_eng_peer *gba_eng_src_peer(struct gba_eng_ep *ep,
+				      const struct gba_eng_hdr *hdr);
 
-/* ---- gba_fab_xfer.c ---------------------------------------------------- */
+/* ---- gba_eng_xfer.c ---------------------------------------------------- */
 
 /* Execute an arrived slot (any type but T_RESP, handled by the ep). */
-void gba_fab_execute(struct gba_fab_ep *ep, struct gba_fab_slot *slot);
+void gba_eng_execute(struct gba_eng_ep *ep, struct gba_eng_slot *slot);
 /* Finish an operation from its answer. */
-void gba_fab_resp(struct gba_fab_ep *ep, const struct gba_fab_slot *slot);
+void gba_eng_resp(struct gba_eng_ep *ep, const struct gba_eng_slot *slot);
 
 /*
  * Copy @len bytes between local @liov and the remote @riov of process
  * @pid, starting @roff bytes into the remote side (@write: local to
  * remote).  Returns 0 or a negative errno.
  */
-int gba_fab_cma(pid_t pid, bool write, const struct iovec *liov,
+int gba_eng_cma(pid_t pid, bool write, const struct iovec *liov,
 		size_t lcount, const struct iovec *riov, size_t rcount,
 		size_t roff, size_t len);
 
-#endif /* GBA_FAB_PRIV_H */
+#endif /* GBA_ENG_PRIV_H */

@@ -13,11 +13,11 @@
  * UCX's posix transport reaches memory its md allocated, and what the
  * hardware's NIC does for registered memory.
  *
- * Mappings of peers' regions are cached per process (gba_fab_seg_attach):
+ * Mappings of peers' regions are cached per process (gba_eng_seg_attach):
  * a region is mapped, and its pages faulted in, once however many times
  * its description arrives; the cookie tells a region from a later one
- * that reuses the file number.  Up to GBA_FAB_SEG_IDLE_MAX mappings no one
- * holds (GBA_FAB_SEG_IDLE_BYTES bytes) stay for the next attach.
+ * that reuses the file number.  Up to GBA_ENG_SEG_IDLE_MAX mappings no one
+ * holds (GBA_ENG_SEG_IDLE_BYTES bytes) stay for the next attach.
  */
 #include "config.h"
 
@@ -35,17 +35,17 @@
 
 #include <utlist.h>
 
-#include "gba_fab_priv.h"
+#include "gba_eng_priv.h"
 
 /* Name of every region's memory file, as /proc/PID/fd/FD links show it */
-#define GBA_FAB_SEG_NAME "gba-seg"
-#define GBA_FAB_SEG_LINK "/memfd:" GBA_FAB_SEG_NAME " "
+#define GBA_ENG_SEG_NAME "gba-seg"
+#define GBA_ENG_SEG_LINK "/memfd:" GBA_ENG_SEG_NAME " "
 /* Mappings kept while no one holds them: count and bytes */
-#define GBA_FAB_SEG_IDLE_MAX 64
-#define GBA_FAB_SEG_IDLE_BYTES (1ULL << 30)
+#define GBA_ENG_SEG_IDLE_MAX 64
+#define GBA_ENG_SEG_IDLE_BYTES (1ULL << 30)
 
 /* A peer's region mapped into this process */
-struct gba_fab_seg_map {
+struct gba_eng_seg_map {
 	uint32_t pid;
 	int fd;
 	uint64_t cookie;
@@ -53,15 +53,15 @@ struct gba_fab_seg_map {
 	size_t map_len;		/* bytes mapped, trailer included */
 	unsigned refs;		/* attaches not detached yet */
 	bool current;		/* found by (pid, fd); else only detached */
-	struct gba_fab_seg_map *prev, *next; /* most recently used first */
+	struct gba_eng_seg_map *prev, *next; /* most recently used first */
 };
 
-static pthread_mutex_t gba_fab_seg_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct gba_fab_seg_map *gba_fab_seg_maps;
-static unsigned gba_fab_seg_idle;
-static uint64_t gba_fab_seg_idle_bytes;
+static pthread_mutex_t gba_eng_seg_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct gba_eng_seg_map *gba_eng_seg_maps;
+static unsigned gba_eng_seg_idle;
+static uint64_t gba_eng_seg_idle_bytes;
 
-static size_t gba_fab_seg_page(void)
+static size_t gba_eng_seg_page(void)
 {
 	long page = sysconf(_SC_PAGESIZE);
 
@@ -69,7 +69,7 @@ static size_t gba_fab_seg_page(void)
 }
 
 /* A cookie no other region of the host carries: pid, time, a counter */
-static uint64_t gba_fab_seg_cookie(void)
+static uint64_t gba_eng_seg_cookie(void)
 {
 	static _Atomic uint64_t count;
 	struct timespec ts;
@@ -81,9 +81,9 @@ static uint64_t gba_fab_seg_cookie(void)
 	return c ? c : 1;
 }
 
-int gba_fab_seg_alloc(size_t len, void *addr, struct gba_fab_seg *seg)
+int gba_eng_seg_alloc(size_t len, void *addr, struct gba_eng_seg *seg)
 {
-	size_t page = gba_fab_seg_page();
+	size_t page = gba_eng_seg_page();
 	void *map;
 	int fd, ret, flags = MAP_SHARED;
 
@@ -94,7 +94,7 @@ int gba_fab_seg_alloc(size_t len, void *addr, struct gba_fab_seg *seg)
 	if (addr)
 		flags |= MAP_FIXED_NOREPLACE;
 
-	fd = memfd_create(GBA_FAB_SEG_NAME, MFD_CLOEXEC);
+	fd = memfd_create(GBA_ENG_SEG_NAME, MFD_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	if (ftruncate(fd, (off_t)(len + page))) {
@@ -117,7 +117,7 @@ int gba_fab_seg_alloc(size_t len, void *addr, struct gba_fab_seg *seg)
 	seg->len = len;
 	seg->fd = fd;
 	seg->pid = (uint32_t)getpid();
-	seg->cookie = gba_fab_seg_cookie();
+	seg->cookie = gba_eng_seg_cookie();
 	*(uint64_t *)((char *)map + len) = seg->cookie;
 	return 0;
 err:
@@ -125,11 +125,11 @@ err:
 	return ret;
 }
 
-void gba_fab_seg_free(struct gba_fab_seg *seg)
+void gba_eng_seg_free(struct gba_eng_seg *seg)
 {
 	if (!seg || !seg->addr)
 		return;
-	munmap(seg->addr, seg->len + gba_fab_seg_page());
+	munmap(seg->addr, seg->len + gba_eng_seg_page());
 	close(seg->fd);
 	seg->addr = NULL;
 	seg->fd = -1;
@@ -137,10 +137,10 @@ void gba_fab_seg_free(struct gba_fab_seg *seg)
 
 /* Map the region @pid holds as @fd, at least @len bytes plus the trailer,
  * if it is a region and carries @cookie */
-static int gba_fab_seg_map_new(uint32_t pid, int fd, size_t len,
-			       uint64_t cookie, struct gba_fab_seg_map *m)
+static int gba_eng_seg_map_new(uint32_t pid, int fd, size_t len,
+			       uint64_t cookie, struct gba_eng_seg_map *m)
 {
-	size_t page = gba_fab_seg_page();
+	size_t page = gba_eng_seg_page();
 	char path[64], link[PATH_MAX];
 	struct stat st;
 	ssize_t n;
@@ -153,7 +153,7 @@ static int gba_fab_seg_map_new(uint32_t pid, int fd, size_t len,
 	if (n < 0)
 		return -errno;
 	link[n] = '\0';
-	if (strncmp(link, GBA_FAB_SEG_LINK, strlen(GBA_FAB_SEG_LINK)))
+	if (strncmp(link, GBA_ENG_SEG_LINK, strlen(GBA_ENG_SEG_LINK)))
 		return -ENOENT;
 
 	mfd = open(path, O_RDWR | O_CLOEXEC);
@@ -193,40 +193,40 @@ out:
 
 /* Unmap the idle mappings of regions replaced by later ones, and the least
  * recently used idle ones beyond the limits; called with the lock held */
-static void gba_fab_seg_trim(void)
+static void gba_eng_seg_trim(void)
 {
-	struct gba_fab_seg_map *m, *tmp;
+	struct gba_eng_seg_map *m, *tmp;
 
-	for (m = gba_fab_seg_maps ? gba_fab_seg_maps->prev : NULL; m; m = tmp) {
-		tmp = m == gba_fab_seg_maps ? NULL : m->prev;
+	for (m = gba_eng_seg_maps ? gba_eng_seg_maps->prev : NULL; m; m = tmp) {
+		tmp = m == gba_eng_seg_maps ? NULL : m->prev;
 		if (m->refs)
 			continue;
-		if (m->current && gba_fab_seg_idle <= GBA_FAB_SEG_IDLE_MAX &&
-		    gba_fab_seg_idle_bytes <= GBA_FAB_SEG_IDLE_BYTES)
+		if (m->current && gba_eng_seg_idle <= GBA_ENG_SEG_IDLE_MAX &&
+		    gba_eng_seg_idle_bytes <= GBA_ENG_SEG_IDLE_BYTES)
 			continue;
-		DL_DELETE(gba_fab_seg_maps, m);
-		gba_fab_seg_idle--;
-		gba_fab_seg_idle_bytes -= m->map_len;
+		DL_DELETE(gba_eng_seg_maps, m);
+		gba_eng_seg_idle--;
+		gba_eng_seg_idle_bytes -= m->map_len;
 		munmap(m->addr, m->map_len);
 		free(m);
 	}
 }
 
-int gba_fab_seg_attach(uint32_t pid, int fd, size_t len, uint64_t cookie,
+int gba_eng_seg_attach(uint32_t pid, int fd, size_t len, uint64_t cookie,
 		       void **addr)
 {
-	struct gba_fab_seg_map *m;
+	struct gba_eng_seg_map *m;
 	int ret;
 
 	if (!addr || !len || fd < 0 || !pid)
 		return -EINVAL;
 
-	pthread_mutex_lock(&gba_fab_seg_lock);
-	DL_FOREACH(gba_fab_seg_maps, m) {
+	pthread_mutex_lock(&gba_eng_seg_lock);
+	DL_FOREACH(gba_eng_seg_maps, m) {
 		if (!m->current || m->pid != pid || m->fd != fd)
 			continue;
 		if (m->cookie == cookie &&
-		    m->map_len - gba_fab_seg_page() >= len)
+		    m->map_len - gba_eng_seg_page() >= len)
 			goto found;
 		/* Another region now has that file number */
 		m->current = false;
@@ -238,48 +238,48 @@ int gba_fab_seg_attach(uint32_t pid, int fd, size_t len, uint64_t cookie,
 		ret = -ENOMEM;
 		goto out;
 	}
-	ret = gba_fab_seg_map_new(pid, fd, len, cookie, m);
+	ret = gba_eng_seg_map_new(pid, fd, len, cookie, m);
 	if (ret) {
 		free(m);
 		goto out;
 	}
 	m->current = true;
-	DL_PREPEND(gba_fab_seg_maps, m);
+	DL_PREPEND(gba_eng_seg_maps, m);
 	m->refs = 1;
 	*addr = m->addr;
-	gba_fab_seg_trim();
+	gba_eng_seg_trim();
 	goto out;
 
 found:
 	if (!m->refs++) {
-		gba_fab_seg_idle--;
-		gba_fab_seg_idle_bytes -= m->map_len;
+		gba_eng_seg_idle--;
+		gba_eng_seg_idle_bytes -= m->map_len;
 	}
-	DL_DELETE(gba_fab_seg_maps, m);
-	DL_PREPEND(gba_fab_seg_maps, m);
+	DL_DELETE(gba_eng_seg_maps, m);
+	DL_PREPEND(gba_eng_seg_maps, m);
 	*addr = m->addr;
 	ret = 0;
 out:
-	pthread_mutex_unlock(&gba_fab_seg_lock);
+	pthread_mutex_unlock(&gba_eng_seg_lock);
 	return ret;
 }
 
-void gba_fab_seg_detach(void *addr)
+void gba_eng_seg_detach(void *addr)
 {
-	struct gba_fab_seg_map *m;
+	struct gba_eng_seg_map *m;
 
 	if (!addr)
 		return;
-	pthread_mutex_lock(&gba_fab_seg_lock);
-	DL_FOREACH(gba_fab_seg_maps, m) {
+	pthread_mutex_lock(&gba_eng_seg_lock);
+	DL_FOREACH(gba_eng_seg_maps, m) {
 		if (m->addr != addr || !m->refs)
 			continue;
 		if (!--m->refs) {
-			gba_fab_seg_idle++;
-			gba_fab_seg_idle_bytes += m->map_len;
-			gba_fab_seg_trim();
+			gba_eng_seg_idle++;
+			gba_eng_seg_idle_bytes += m->map_len;
+			gba_eng_seg_trim();
 		}
 		break;
 	}
-	pthread_mutex_unlock(&gba_fab_seg_lock);
+	pthread_mutex_unlock(&gba_eng_seg_lock);
 }
