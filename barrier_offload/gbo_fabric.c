@@ -7,7 +7,7 @@
  * program's other traffic.  A barrier set is an AV set of the members in
  * member order joined with fi_join_collective; its barrier is fi_barrier
  * followed by fi_cq_read until the completion.  On gba the provider says,
- * through <rdma/fi_gba_ext.h>, whether the set's barrier runs on a device
+ * through <gba/fi_ext_gba.h>, whether the set's barrier runs on a device
  * group; another provider is taken to offload its barriers.
  */
 #include "config.h"
@@ -20,7 +20,7 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
-#include <rdma/fi_gba_ext.h>
+#include <gba/fi_ext_gba.h>
 #include <uthash.h>
 
 #include "gbo.h"
@@ -189,7 +189,7 @@ static int gbo_join_wait(struct gbo_set *set)
 	}
 }
 
-/* The provider's report on @set (<rdma/fi_gba_ext.h>): 0, or not gba. */
+/* The provider's report on @set (<gba/fi_ext_gba.h>): 0, or not gba. */
 static int gbo_set_query(struct gbo_set *set, struct fi_gba_mc_attr *attr)
 {
 	struct fi_gba_mc_ops *ops;

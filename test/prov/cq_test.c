@@ -1,7 +1,7 @@
 /*
  * Completion queues of the gba provider through the stock libfabric.
  * Completions are injected with the CQ's extension ops
- * (fi_open_ops(GBA_CQ_EXT_OPS_NAME)), the same entry points the
+ * (fi_open_ops(FI_GBA_CQ_OPS_1)), the same entry points the
  * endpoint code uses (gba_cq_write / gba_cq_write_error_data).
  */
 #include <poll.h>
@@ -17,7 +17,7 @@
 TestSuite(cq, .init = prov_setup, .fini = prov_teardown, .timeout = 60);
 TestSuite(cq_nolock, .timeout = 60);
 
-static struct gba_cq_ext_ops *ext;
+static struct fi_gba_cq_ops *ext;
 
 static struct fid_cq *open_cq(size_t size, enum fi_cq_format format,
 			      enum fi_wait_obj wait_obj)
@@ -32,7 +32,7 @@ static struct fid_cq *open_cq(size_t size, enum fi_cq_format format,
 
 	ret = fi_cq_open(t_domain, &attr, &cq, NULL);
 	cr_assert_eq(ret, 0, "fi_cq_open: %s", fi_strerror(-ret));
-	ret = fi_open_ops(&cq->fid, GBA_CQ_EXT_OPS_NAME, 0, (void **)&ext,
+	ret = fi_open_ops(&cq->fid, FI_GBA_CQ_OPS_1, 0, (void **)&ext,
 			  NULL);
 	cr_assert_eq(ret, 0, "fi_open_ops: %s", fi_strerror(-ret));
 	return cq;
@@ -50,6 +50,28 @@ static void write_n(struct fid_cq *cq, int n)
 					1000 + (uint64_t)i, 2000 + (uint64_t)i,
 					FI_ADDR_NOTAVAIL),
 			     0);
+}
+
+/* FI_GBA_CQ_OPS_1 refuses bad arguments and queues nothing. */
+Test(cq, ext_ops_bad_arguments)
+{
+	struct fid_cq *cq = open_cq(4, FI_CQ_FORMAT_CONTEXT, FI_WAIT_NONE);
+	struct fi_cq_entry e;
+
+	cr_expect_eq(ext->write(NULL, &ctxs[0], FI_SEND, 0, NULL, 0, 0,
+				FI_ADDR_NOTAVAIL),
+		     -FI_EINVAL);
+	cr_expect_eq(ext->write_error(NULL, &ctxs[0], FI_SEND, FI_EIO, 0, 0, 0,
+				      NULL, 0),
+		     -FI_EINVAL);
+	cr_expect_eq(ext->write_error(cq, &ctxs[0], FI_SEND, 0, 0, 0, 0, NULL,
+				      0),
+		     -FI_EINVAL, "err must be a positive FI_E* code");
+	cr_expect_eq(ext->write_error(cq, &ctxs[0], FI_SEND, -FI_EIO, 0, 0, 0,
+				      NULL, 0),
+		     -FI_EINVAL);
+	cr_expect_eq(fi_cq_read(cq, &e, 1), -FI_EAGAIN, "nothing queued");
+	cr_expect_eq(fi_close(&cq->fid), 0);
 }
 
 Test(cq, format_context)
@@ -389,7 +411,7 @@ Test(cq, sread_threshold)
 	struct fid_cq *cq;
 
 	cr_assert_eq(fi_cq_open(t_domain, &attr, &cq, NULL), 0);
-	cr_assert_eq(fi_open_ops(&cq->fid, GBA_CQ_EXT_OPS_NAME, 0,
+	cr_assert_eq(fi_open_ops(&cq->fid, FI_GBA_CQ_OPS_1, 0,
 				 (void **)&ext, NULL),
 		     0);
 	write_n(cq, 2);
@@ -528,7 +550,7 @@ Test(cq, wait_set)
 	cr_assert_eq(fi_wait_open(t_fabric, &wattr, &ws), 0);
 	attr.wait_set = ws;
 	cr_assert_eq(fi_cq_open(t_domain, &attr, &cq, NULL), 0);
-	cr_assert_eq(fi_open_ops(&cq->fid, GBA_CQ_EXT_OPS_NAME, 0,
+	cr_assert_eq(fi_open_ops(&cq->fid, FI_GBA_CQ_OPS_1, 0,
 				 (void **)&ext, NULL),
 		     0);
 	t0 = prov_now_ms();
@@ -647,11 +669,12 @@ Test(cq, null_outputs)
 /* Room for one more completion in @cq (the CQ's extension ops). */
 static bool ext_has_space(struct fid_cq *cq)
 {
-	struct gba_cq_ext_ops *ops;
+	struct fi_gba_cq_ops *ops;
 
-	cr_assert_eq(fi_open_ops(&cq->fid, GBA_CQ_EXT_OPS_NAME, 0,
+	cr_assert_eq(fi_open_ops(&cq->fid, FI_GBA_CQ_OPS_1, 0,
 				 (void **)&ops, NULL),
 		     0);
+	cr_expect(!ops->has_space(NULL, 1), "NULL CQ");
 	return ops->has_space(cq, 1);
 }
 

@@ -185,18 +185,23 @@ Test(eq, sread_wakes)
 Test(eq, readerr)
 {
 	struct fid_eq *eq = open_eq(8, FI_WRITE, FI_WAIT_UNSPEC);
-	struct gba_eq_ext_ops *ext;
+	struct fi_gba_eq_ops *ext;
 	struct fi_eq_err_entry err;
 	struct fi_eq_entry in = {.data = 1}, out;
 	uint32_t event;
 	char buf[64];
 	int ctx;
 
-	cr_assert_eq(fi_open_ops(&eq->fid, GBA_EQ_EXT_OPS_NAME, 0,
+	cr_assert_eq(fi_open_ops(&eq->fid, FI_GBA_EQ_OPS_1, 0,
 				 (void **)&ext, NULL),
 		     0);
 	memset(&err, 0, sizeof(err));
 	cr_expect_eq(fi_eq_readerr(eq, &err, 0), -FI_EAGAIN);
+	cr_expect_eq(ext->write_error(NULL, NULL, NULL, 0, FI_EIO, 0),
+		     -FI_EINVAL, "NULL EQ");
+	cr_expect_eq(ext->write_error(eq, NULL, NULL, 0, 0, 0), -FI_EINVAL,
+		     "err must be a positive FI_E* code");
+	cr_expect_eq(fi_eq_readerr(eq, &err, 0), -FI_EAGAIN, "nothing queued");
 	cr_assert_eq(fi_eq_write(eq, FI_NOTIFY, &in, sizeof(in), 0),
 		     sizeof(in));
 	cr_assert_eq(ext->write_error(eq, &eq->fid, &ctx, 5, FI_ETIMEDOUT, 110),

@@ -246,7 +246,7 @@ void gba_ep_rx_complete(struct gba_ep *ep, int err, void *context,
 
 extern struct fi_ops_msg gba_ep_msg_ops;
 extern struct fi_ops_tagged gba_ep_tagged_ops;
-/* Allocate the posted-receive pool (gba_peer_open).  0 or -FI_ENOMEM. */
+/* Allocate the posted-receive pool (gba_eng_open).  0 or -FI_ENOMEM. */
 int gba_msg_init(struct gba_ep *ep);
 /* The engine's recv callback: match @rx or keep it as unexpected. */
 void gba_msg_arrived(struct gba_ep *ep, struct gba_eng_rx *rx);

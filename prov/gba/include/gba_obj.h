@@ -8,6 +8,7 @@
 #define GBA_OBJ_H
 
 #include "gba_prov.h"
+#include <gba/fi_ext_gba.h>
 
 /* ---- Progress sources (bound to CQs and counters) ---------------------- */
 
@@ -281,33 +282,6 @@ int gba_cq_bind_progress(struct gba_cq *cq, void *ctx,
  * for counters.
  */
 void gba_cq_unbind_progress(struct gba_cq *cq, void *ctx);
-
-/*
- * Extension ops (fi_open_ops(3) on a CQ or EQ fid with these names):
- * inject completions and error entries from outside the provider, for
- * user-level notification and for the provider's unit tests.  Same
- * semantics and returns as gba_cq_write / gba_cq_write_error_data /
- * gba_eq_write_error.
- */
-#define GBA_CQ_EXT_OPS_NAME "gba_cq_ext_v1"
-#define GBA_EQ_EXT_OPS_NAME "gba_eq_ext_v1"
-
-struct gba_cq_ext_ops {
-	size_t size;
-	int (*write)(struct fid_cq *cq, void *context, uint64_t flags,
-		     size_t len, void *buf, uint64_t data, uint64_t tag,
-		     fi_addr_t src);
-	int (*write_error)(struct fid_cq *cq, void *context, uint64_t flags,
-			   int err, int prov_errno, size_t len, size_t olen,
-			   const void *err_data, size_t err_data_size);
-	bool (*has_space)(struct fid_cq *cq, size_t n);
-};
-
-struct gba_eq_ext_ops {
-	size_t size;
-	int (*write_error)(struct fid_eq *eq, fid_t fid, void *context,
-			   uint64_t data, int err, int prov_errno);
-};
 
 /* ---- Counter (gba_cntr.c) ---------------------------------------------- */
 

@@ -6,7 +6,6 @@
 #define GBA_COLL_H
 
 #include "gba_ep.h"
-#include "rdma/fi_gba_ext.h"
 
 /* One queued barrier. */
 struct gba_barrier_op {
@@ -43,9 +42,9 @@ struct gba_mc {
 	struct fid_mc mc_fid; /* mc_fid.fi_addr: the coll_addr */
 	struct gba_ep *ep;
 	struct gba_av_set *set;
-	struct gba_group *grp; /* NULL: barriers in software */
+	struct gba_group *grp;	       /* NULL: barriers in software */
 	enum fi_gba_barrier_path path; /* why (fi_gba_mc_attr.barrier) */
-	struct gba_swc *swc;   /* the other collectives (gba_coll_sw.c) */
+	struct gba_swc *swc; /* the other collectives (gba_coll_sw.c) */
 	uint32_t member_id;
 	uint32_t member_count;
 	TAILQ_ENTRY(gba_mc) entry; /* ep->mcs */
@@ -53,15 +52,15 @@ struct gba_mc {
 	struct gba_barrier_op ops[GBA_MC_QUEUE];
 	uint64_t head, tail;
 	bool in_flight;
-	uint32_t seq;	     /* sequence of the head's arrival */
+	uint32_t seq;		       /* sequence of the head's arrival */
 	const volatile uint64_t *flag; /* our release flag (gba_group_flag) */
-	uint64_t arrive_ms;  /* when it arrived (timeout) */
-	uint32_t polls;	     /* since the last clock read */
-	uint32_t waits;	     /* unreleased polls of the head */
-	uint32_t spin_polls; /* waits before yielding */
-	int error;	     /* sticky: positive FI_E* or 0 */
-	int prov_errno;	     /* positive core errno */
-	uint64_t error_info; /* ERROR_INFO when it failed */
+	uint64_t arrive_ms;	       /* when it arrived (timeout) */
+	uint32_t polls;		       /* since the last clock read */
+	uint32_t waits;		       /* unreleased polls of the head */
+	uint32_t spin_polls;	       /* waits before yielding */
+	int error;		       /* sticky: positive FI_E* or 0 */
+	int prov_errno;		       /* positive core errno */
+	uint64_t error_info;	       /* ERROR_INFO when it failed */
 };
 
 /* How many times this endpoint joined a given member list. */

@@ -62,7 +62,7 @@ static int gba_mc_close(struct fid *fid)
 }
 
 /*
- * gba_mc_query - fi_gba_mc_ops.query (<rdma/fi_gba_ext.h>): where @mc_fid's
+ * gba_mc_query - fi_gba_mc_ops.query (<gba/fi_ext_gba.h>): where @mc_fid's
  * barriers run and, on the device, its group's RELEASE_SEQ.  Returns 0 or
  * -FI_EINVAL.
  */

@@ -99,12 +99,11 @@ void gba_ep_rx_complete(struct gba_ep *ep, int err, void *context,
 	}
 	if (err) {
 		if (ep->rx_cq)
-			gba_cq_write_error(ep->rx_cq, context,
-					   flags & (FI_RECV | FI_MSG |
-						    FI_TAGGED |
-						    FI_REMOTE_CQ_DATA |
-						    FI_MULTI_RECV),
-					   err, 0, len, olen);
+			gba_cq_write_error(
+				ep->rx_cq, context,
+				flags & (FI_RECV | FI_MSG | FI_TAGGED |
+					 FI_REMOTE_CQ_DATA | FI_MULTI_RECV),
+				err, 0, len, olen);
 		if (ep->cntrs[GBA_CNTR_RECV])
 			gba_cntr_inc_err(ep->cntrs[GBA_CNTR_RECV]);
 		return;

@@ -714,43 +714,55 @@ static int gba_cq_control(struct fid *fid, int command, void *arg)
 	}
 }
 
-/* gba_cq_ext_v1.write: gba_cq_write on a CQ fid. */
+/* FI_GBA_CQ_OPS_1 write: gba_cq_write on a CQ fid (fi_ext_gba.h). */
 static int gba_cq_ext_write(struct fid_cq *cq_fid, void *context,
 			    uint64_t flags, size_t len, void *buf,
 			    uint64_t data, uint64_t tag, fi_addr_t src)
 {
+	if (!cq_fid)
+		return GBA_WARN_RET(FI_LOG_CQ, -FI_EINVAL,
+				    "FI_GBA_CQ_OPS_1 write: NULL CQ\n");
 	return gba_cq_write(container_of(cq_fid, struct gba_cq, cq_fid),
 			    context, flags, len, buf, data, tag, src);
 }
 
-/* gba_cq_ext_v1.write_error: gba_cq_write_error_data on a CQ fid. */
+/*
+ * FI_GBA_CQ_OPS_1 write_error: gba_cq_write_error_data on a CQ fid
+ * (fi_ext_gba.h).
+ */
 static int gba_cq_ext_write_error(struct fid_cq *cq_fid, void *context,
 				  uint64_t flags, int err, int prov_errno,
 				  size_t len, size_t olen, const void *err_data,
 				  size_t err_data_size)
 {
+	if (!cq_fid || err <= 0)
+		return GBA_WARN_RET(FI_LOG_CQ, -FI_EINVAL,
+				    "FI_GBA_CQ_OPS_1 write_error: %s\n",
+				    cq_fid ? "err must be a positive FI_E* code"
+					   : "NULL CQ");
 	return gba_cq_write_error_data(
 		container_of(cq_fid, struct gba_cq, cq_fid), context, flags,
 		err, prov_errno, len, olen, err_data, err_data_size);
 }
 
-/* gba_cq_ext_v1.has_space: gba_cq_has_space on a CQ fid. */
+/* FI_GBA_CQ_OPS_1 has_space: gba_cq_has_space on a CQ fid; NULL: false. */
 static bool gba_cq_ext_has_space(struct fid_cq *cq_fid, size_t n)
 {
-	return gba_cq_has_space(container_of(cq_fid, struct gba_cq, cq_fid), n);
+	return cq_fid &&
+	       gba_cq_has_space(container_of(cq_fid, struct gba_cq, cq_fid), n);
 }
 
-static struct gba_cq_ext_ops gba_cq_ext_ops = {
-	.size = sizeof(struct gba_cq_ext_ops),
+static struct fi_gba_cq_ops gba_cq_ext_ops = {
+	.size = sizeof(struct fi_gba_cq_ops),
 	.write = gba_cq_ext_write,
 	.write_error = gba_cq_ext_write_error,
 	.has_space = gba_cq_ext_has_space,
 };
 
 /*
- * gba_cq_ops_open - fi_open_ops(3) on a CQ: GBA_CQ_EXT_OPS_NAME returns
- * struct gba_cq_ext_ops.  @flags must be 0.  Returns 0, -FI_EINVAL,
- * -FI_ENOSYS (unknown name).
+ * gba_cq_ops_open - fi_open_ops(3) on a CQ: FI_GBA_CQ_OPS_1 returns
+ * struct fi_gba_cq_ops (<gba/fi_ext_gba.h>).  @flags must be 0.  Returns 0,
+ * -FI_EINVAL, -FI_ENOSYS (unknown name).
  */
 static int gba_cq_ops_open(struct fid *fid, const char *name, uint64_t flags,
 			   void **ops, void *context)
@@ -758,7 +770,7 @@ static int gba_cq_ops_open(struct fid *fid, const char *name, uint64_t flags,
 	if (!name || !ops || flags)
 		return GBA_WARN_RET(FI_LOG_CQ, -FI_EINVAL,
 				    "fi_open_ops: bad arguments\n");
-	if (strcmp(name, GBA_CQ_EXT_OPS_NAME))
+	if (strcmp(name, FI_GBA_CQ_OPS_1))
 		return gba_no_ops_open(fid, name, flags, ops, context);
 	*ops = &gba_cq_ext_ops;
 	return 0;

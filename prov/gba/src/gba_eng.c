@@ -61,8 +61,8 @@ static void gba_eng_complete_cb(void *ctx, uint64_t cookie, int status)
 	gba_tx_req_put(ep, req);
 	if (status) {
 		gba_ep_tx_error(ep, slot, flags, context,
-				-gba_xfer_errno_to_fi(status),
-				-status, NULL, 0);
+				-gba_xfer_errno_to_fi(status), -status, NULL,
+				0);
 		return;
 	}
 	if (flags & GBA_FLAG_NO_CQ) {
@@ -74,7 +74,7 @@ static void gba_eng_complete_cb(void *ctx, uint64_t cookie, int status)
 }
 
 static int gba_eng_mr_lookup_cb(void *ctx, uint64_t key, uint64_t addr,
-				 size_t len, uint32_t access, void **ptr)
+				size_t len, uint32_t access, void **ptr)
 {
 	struct gba_ep *ep = ctx;
 	uint64_t fi_access = 0;
@@ -98,8 +98,8 @@ static int gba_eng_mr_lookup_cb(void *ctx, uint64_t key, uint64_t addr,
 }
 
 static void gba_eng_remote_event_cb(void *ctx, enum gba_eng_event event,
-				     const struct gba_addr *src,
-				     uint32_t flags, uint64_t data, size_t len)
+				    const struct gba_addr *src, uint32_t flags,
+				    uint64_t data, size_t len)
 {
 	struct gba_ep *ep = ctx;
 	enum gba_cntr_slot slot = event == GBA_ENG_EV_GET

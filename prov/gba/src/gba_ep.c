@@ -11,7 +11,7 @@
  * The data verbs live in gba_msg.c (messages), gba_rma.c and
  * gba_atomic.c (direct path to this process, the engine beyond it) and
  * gba_coll.c (barriers).  Each endpoint owns an engine endpoint
- * (gba_peer.c) whose receive queue its progress polls.
+ * (gba_eng.c) whose receive queue its progress polls.
  */
 #include "config.h"
 

@@ -427,24 +427,32 @@ static int gba_eq_control(struct fid *fid, int command, void *arg)
 	}
 }
 
-/* gba_eq_ext_v1.write_error: gba_eq_write_error on an EQ fid. */
+/*
+ * FI_GBA_EQ_OPS_1 write_error: gba_eq_write_error on an EQ fid
+ * (fi_ext_gba.h).
+ */
 static int gba_eq_ext_write_error(struct fid_eq *eq_fid, fid_t fid,
 				  void *context, uint64_t data, int err,
 				  int prov_errno)
 {
+	if (!eq_fid || err <= 0)
+		return GBA_WARN_RET(FI_LOG_EQ, -FI_EINVAL,
+				    "FI_GBA_EQ_OPS_1 write_error: %s\n",
+				    eq_fid ? "err must be a positive FI_E* code"
+					   : "NULL EQ");
 	return gba_eq_write_error(container_of(eq_fid, struct gba_eq, eq_fid),
 				  fid, context, data, err, prov_errno);
 }
 
-static struct gba_eq_ext_ops gba_eq_ext_ops = {
-	.size = sizeof(struct gba_eq_ext_ops),
+static struct fi_gba_eq_ops gba_eq_ext_ops = {
+	.size = sizeof(struct fi_gba_eq_ops),
 	.write_error = gba_eq_ext_write_error,
 };
 
 /*
- * gba_eq_ops_open - fi_open_ops(3) on an EQ: GBA_EQ_EXT_OPS_NAME returns
- * struct gba_eq_ext_ops.  @flags must be 0.  Returns 0, -FI_EINVAL,
- * -FI_ENOSYS (unknown name).
+ * gba_eq_ops_open - fi_open_ops(3) on an EQ: FI_GBA_EQ_OPS_1 returns
+ * struct fi_gba_eq_ops (<gba/fi_ext_gba.h>).  @flags must be 0.  Returns 0,
+ * -FI_EINVAL, -FI_ENOSYS (unknown name).
  */
 static int gba_eq_ops_open(struct fid *fid, const char *name, uint64_t flags,
 			   void **ops, void *context)
@@ -452,7 +460,7 @@ static int gba_eq_ops_open(struct fid *fid, const char *name, uint64_t flags,
 	if (!name || !ops || flags)
 		return GBA_WARN_RET(FI_LOG_EQ, -FI_EINVAL,
 				    "fi_open_ops: bad arguments\n");
-	if (strcmp(name, GBA_EQ_EXT_OPS_NAME))
+	if (strcmp(name, FI_GBA_EQ_OPS_1))
 		return gba_no_ops_open(fid, name, flags, ops, context);
 	*ops = &gba_eq_ext_ops;
 	return 0;

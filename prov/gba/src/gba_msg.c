@@ -1,6 +1,6 @@
 /*
  * libfabric "gba" provider: messages and tagged messages (fi_msg(3),
- * fi_tagged(3)) over the fabric engine (gba_peer.c).
+ * fi_tagged(3)) over the fabric engine (gba_eng.c).
  *
  * Sends: up to GBA_INJECT_SIZE bytes are copied into the peer's receive
  * queue and complete before the call returns (FI_INJECT included);

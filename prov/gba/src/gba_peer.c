@@ -122,7 +122,7 @@ int gba_ep_target(struct gba_ep *ep, fi_addr_t dest, struct gba_ep **target)
 		return 0;
 	}
 	if (gba_addr_reach(&ep->addr, addr) != GBA_REACH_PROCESS)
-		return -FI_EHOSTUNREACH; /* the engine's (gba_peer.c) */
+		return -FI_EHOSTUNREACH; /* the engine's path (gba_rma.c) */
 	pthread_mutex_lock(&gba_ep_registry_lock);
 	peer = gba_ep_registry_find(addr);
 	pthread_mutex_unlock(&gba_ep_registry_lock);
@@ -134,7 +134,6 @@ int gba_ep_target(struct gba_ep *ep, fi_addr_t dest, struct gba_ep **target)
 	*target = peer;
 	return 0;
 }
-
 
 bool gba_ep_data_lock(struct gba_ep *ep)
 {
@@ -150,7 +149,7 @@ void gba_ep_data_unlock(struct gba_ep *ep, bool token)
 	gba_trigger_defer_end(token);
 }
 
-/* ---- Peers and requests ------------------------------------------------------ */
+/* ---- Peers and requests ----------------------------------------------- */
 
 int gba_peer_get(struct gba_ep *ep, fi_addr_t dest, struct gba_eng_peer **peer)
 {
@@ -222,9 +221,7 @@ struct gba_tx_req *gba_tx_req_get(struct gba_ep *ep)
 void gba_tx_req_put(struct gba_ep *ep, struct gba_tx_req *req)
 {
 	req->coll_op = NULL;
-	req->flags = 0; /* free: gba_peer_close skips it */
+	req->flags = 0; /* free: gba_eng_close skips it */
 	req->next_free = ep->tx_free;
 	ep->tx_free = req;
 }
-
-/* ---- Receive-side completions ---------------------------------------------- */
