@@ -267,6 +267,14 @@ void gba_wait_reset(struct gba_wait *wait);
 const char *gba_wait_obj_str(enum fi_wait_obj type);
 /* Milliseconds of a monotonic clock (for timeouts). */
 uint64_t gba_now_ms(void);
+/*
+ * How long a blocking CQ read or counter wait keeps polling (yielding the
+ * CPU between passes) while its endpoints have work in flight, before it
+ * sleeps in 1 ms steps: 2 ms.
+ */
+#define GBA_WAIT_POLL_NS 2000000ULL
+/* True while a blocking read should poll again (see gba_wait.c). */
+bool gba_wait_poll(uint64_t *start_ns);
 
 /* ---- fi_getinfo (gba_info.c) ------------------------------------------- */
 

@@ -183,7 +183,7 @@ static int gba_cntr_wait(struct fid_cntr *cntr_fid, uint64_t threshold,
 	struct gba_cntr *cntr =
 		container_of(cntr_fid, struct gba_cntr, cntr_fid);
 	uint64_t err0 = atomic_load(&cntr->err);
-	uint64_t deadline, now;
+	uint64_t deadline, now, poll_ns = 0;
 	unsigned token;
 	bool pending;
 	int left;
@@ -200,6 +200,8 @@ static int gba_cntr_wait(struct fid_cntr *cntr_fid, uint64_t threshold,
 		now = gba_now_ms();
 		if (now >= deadline)
 			return -FI_ETIMEDOUT;
+		if (pending && gba_wait_poll(&poll_ns))
+			continue;
 		left = deadline == UINT64_MAX ? -1 : (int)(deadline - now);
 		if (pending && (left < 0 || left > 1))
 			left = 1;

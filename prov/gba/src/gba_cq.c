@@ -525,7 +525,7 @@ static ssize_t gba_cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 {
 	struct gba_cq *cq = container_of(cq_fid, struct gba_cq, cq_fid);
 	size_t threshold = 1;
-	uint64_t deadline, now;
+	uint64_t deadline, now, poll_ns = 0;
 	unsigned token;
 	bool pending;
 	int left;
@@ -563,6 +563,8 @@ static ssize_t gba_cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 				return gba_cq_dequeue(cq, buf, count, src_addr);
 			return -FI_EAGAIN;
 		}
+		if (pending && gba_wait_poll(&poll_ns))
+			continue;
 		left = deadline == UINT64_MAX ? -1 : (int)(deadline - now);
 		if (pending && (left < 0 || left > 1))
 			left = 1;

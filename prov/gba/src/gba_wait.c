@@ -34,6 +34,32 @@ uint64_t gba_now_ms(void)
 }
 
 /*
+ * gba_wait_poll - the first part of a blocking read (fi_cq_sread,
+ * fi_cntr_wait) whose bound endpoints have work that completes without a
+ * signal (*pending: a peer's message lands in the endpoint's receive
+ * ring, a barrier is released by the device): true while the read has
+ * waited less than GBA_WAIT_POLL_NS since @start_ns (0: not started; set
+ * here), after yielding the CPU once, so that the caller progresses again
+ * instead of sleeping.  Beyond it, false: the caller sleeps at most 1 ms
+ * per pass.  A reply that comes within the poll phase is seen at once,
+ * as a polling reader would see it.
+ */
+bool gba_wait_poll(uint64_t *start_ns)
+{
+	struct timespec ts;
+	uint64_t now;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+	if (!*start_ns)
+		*start_ns = now;
+	if (now - *start_ns >= GBA_WAIT_POLL_NS)
+		return false;
+	sched_yield();
+	return true;
+}
+
+/*
  * gba_wait_init - set up a wait object of @type.  FI_WAIT_SET leaves
  * @set NULL for the caller to fill.  Returns 0, -FI_ENOSYS for wait
  * objects the provider does not implement (FI_WAIT_MUTEX_COND,
