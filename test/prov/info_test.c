@@ -160,6 +160,34 @@ Test(info, unsupported_caps)
 	fi_freeinfo(expect_info(hints, "domain FI_LOCAL_COMM"));
 }
 
+/*
+ * Every combination of the domain capabilities asked for in
+ * domain_attr->caps comes back in domain_attr->caps (fabtests'
+ * getinfo_caps3); FI_LOCAL_COMM always does.
+ */
+Test(info, domain_caps_combinations)
+{
+	static const uint64_t bits[] = {FI_LOCAL_COMM, FI_REMOTE_COMM,
+					FI_SHARED_AV};
+	struct fi_info *hints, *info;
+	uint64_t want;
+	unsigned m, b;
+
+	for (m = 0; m < 8; m++) {
+		for (want = 0, b = 0; b < 3; b++)
+			if (m & (1u << b))
+				want |= bits[b];
+		hints = prov_hints();
+		hints->domain_attr->caps = want;
+		info = expect_info(hints, fi_tostr(&want, FI_TYPE_CAPS));
+		cr_expect_eq(info->domain_attr->caps & want, want,
+			     "asked %s, got %s", fi_tostr(&want, FI_TYPE_CAPS),
+			     fi_tostr(&info->domain_attr->caps, FI_TYPE_CAPS));
+		cr_expect(info->domain_attr->caps & FI_LOCAL_COMM);
+		fi_freeinfo(info);
+	}
+}
+
 Test(info, endpoint_type)
 {
 	struct fi_info *hints = prov_hints();

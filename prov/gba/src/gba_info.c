@@ -669,8 +669,10 @@ static struct fi_info *gba_info_alloc(uint32_t version,
 	info->domain_attr->max_ep_srx_ctx = 0;
 	info->domain_attr->cntr_cnt = GBA_CNTR_CNT;
 	info->domain_attr->mr_iov_limit = GBA_MR_IOV_LIMIT;
+	/* asked for in hints->caps or in hints->domain_attr->caps */
 	info->domain_attr->caps =
-		FI_LOCAL_COMM | (caps & (FI_REMOTE_COMM | FI_SHARED_AV));
+		FI_LOCAL_COMM | ((caps | (hd ? hd->caps : 0)) &
+				 (FI_REMOTE_COMM | FI_SHARED_AV));
 	info->domain_attr->mode = 0;
 	info->domain_attr->max_err_data = GBA_MAX_ERR_DATA;
 	info->domain_attr->mr_cnt = GBA_MR_CNT;
