@@ -260,6 +260,11 @@ void gba_msg_fini(struct gba_ep *ep);
 
 /* ---- Collectives (gba_coll.c) ------------------------------------------ */
 
+/*
+ * The domain's GBA device, opened on first use by the first join
+ * (gba_coll_join.c).  Returns 0 or a negative -FI_E*.
+ */
+int gba_domain_dev(struct gba_domain *domain, struct gba_dev **devp);
 extern struct fi_ops_collective gba_ep_collective_ops;
 /* fi_join(3) / fi_join_collective(3) on an endpoint (fi_ops_cm.join). */
 int gba_ep_join(struct fid_ep *ep, const void *addr, uint64_t flags,
@@ -573,9 +578,6 @@ int gba_progress_domain(struct gba_domain *domain);
  * (gba_deferred.c).  Returns 0 or -FI_E* (logged).
  */
 int gba_domain_control(struct fid *fid, int command, void *arg);
-
-/* Returns the domain's device, opening it on first use; negative -FI_E*. */
-int gba_domain_dev(struct gba_domain *domain, struct gba_dev **devp);
 
 /* Object constructors (fi_ops_* entry points) */
 int gba_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,

@@ -20,6 +20,25 @@ struct gba_params gba_params = {
 };
 
 /*
+ * Read the size parameter @name (the variable @var): 1..@max replaces
+ * *@val; anything else is logged and *@val (the default) stays.
+ */
+static void gba_params_size(const char *name, const char *var, size_t max,
+			    size_t *val)
+{
+	size_t sval;
+
+	if (fi_param_get_size_t(&gba_prov, name, &sval))
+		return;
+	if (sval >= 1 && sval <= max)
+		*val = sval;
+	else
+		FI_WARN(&gba_prov, FI_LOG_CORE,
+			"%s=%zu out of range 1..%zu, using %zu\n", var, sval,
+			max, *val);
+}
+
+/*
  * gba_params_read - define the FI_GBA_* parameters with fi_param_define(3)
  * and read them with fi_param_get_*().  Out-of-range values are logged and
  * replaced by the default, so a typo never breaks the provider.
@@ -28,7 +47,6 @@ void gba_params_read(void)
 {
 	char *str = NULL;
 	int ival;
-	size_t sval;
 
 	fi_param_define(
 		&gba_prov, "device", FI_PARAM_STRING,
@@ -83,24 +101,10 @@ void gba_params_read(void)
 				"using manual\n",
 				str);
 	}
-	if (!fi_param_get_size_t(&gba_prov, "cq_size", &sval)) {
-		if (sval >= 1 && sval <= GBA_CQ_MAX_SIZE)
-			gba_params.cq_size = sval;
-		else
-			FI_WARN(&gba_prov, FI_LOG_CORE,
-				"FI_GBA_CQ_SIZE=%zu out of range 1..%zu, "
-				"using %zu\n",
-				sval, GBA_CQ_MAX_SIZE, gba_params.cq_size);
-	}
-	if (!fi_param_get_size_t(&gba_prov, "eq_size", &sval)) {
-		if (sval >= 1 && sval <= GBA_EQ_MAX_SIZE)
-			gba_params.eq_size = sval;
-		else
-			FI_WARN(&gba_prov, FI_LOG_CORE,
-				"FI_GBA_EQ_SIZE=%zu out of range 1..%zu, "
-				"using %zu\n",
-				sval, GBA_EQ_MAX_SIZE, gba_params.eq_size);
-	}
+	gba_params_size("cq_size", "FI_GBA_CQ_SIZE", GBA_CQ_MAX_SIZE,
+			&gba_params.cq_size);
+	gba_params_size("eq_size", "FI_GBA_EQ_SIZE", GBA_EQ_MAX_SIZE,
+			&gba_params.eq_size);
 	if (!fi_param_get_int(&gba_prov, "barrier_timeout", &ival)) {
 		if (ival >= -1)
 			gba_params.barrier_timeout_ms = ival;
