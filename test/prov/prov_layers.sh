@@ -4,7 +4,8 @@
 # sources:
 #
 #   0 provider-wide   parameters, locks, errors, wait objects, fi_info
-#   1 fid classes     wait set, EQ, CQ, counter, MR, AV, AV set
+#   1 fid classes     wait set, EQ, CQ, counter, poll set, MR, AV,
+#                     AV set
 #   2 operations      completion reporting, peers, triggers, messages,
 #                     RMA, atomics, collectives, deferred work
 #   3 endpoint        the endpoint, its engine callbacks, progress
@@ -39,6 +40,7 @@ gba_wait_set 1
 gba_eq 1
 gba_cq 1
 gba_cntr 1
+gba_poll 1
 gba_mr 1
 gba_av 1
 gba_av_shared 1

@@ -1,7 +1,7 @@
 /*
  * libfabric "gba" provider: the fid classes that hold completions, events
  * and addresses (layer 1, see gba_prov.h): wait sets, EQs, CQs,
- * counters, memory registrations, AVs and AV sets, and the domain and
+ * counters, poll sets, memory registrations, AVs and AV sets, and the domain and
  * fabric structures they hang off.
  */
 #ifndef GBA_OBJ_H
@@ -131,6 +131,12 @@ bool gba_wait_set_ready(struct gba_wait_set *set, bool *pending);
 bool gba_eq_ready(struct gba_eq *eq);
 bool gba_cq_ready(struct gba_cq *cq, bool *pending);
 bool gba_cntr_ready(struct gba_cntr *cntr, bool *pending);
+/*
+ * Progress @cntr; true if its value or error value changed since the
+ * last call, fi_cntr_set/fi_cntr_add (value) or fi_cntr_seterr/adderr
+ * (error value), which move the checkpoint (fi_poll(3)).
+ */
+bool gba_cntr_poll(struct gba_cntr *cntr);
 
 struct gba_domain {
 	struct fid_domain domain_fid;
@@ -215,7 +221,7 @@ struct gba_cq_err;
 struct gba_cq {
 	struct fid_cq cq_fid;
 	struct gba_domain *domain;
-	atomic_int ref; /* bound endpoints */
+	atomic_int ref; /* bound endpoints, poll sets: close busy */
 	enum fi_cq_format format;
 	size_t entry_size; /* of the user format */
 	enum fi_cq_wait_cond wait_cond;
@@ -301,7 +307,7 @@ struct gba_cntr_trigger_ops {
 struct gba_cntr {
 	struct fid_cntr cntr_fid;
 	struct gba_domain *domain;
-	atomic_int ref; /* ep binds, deferred work naming it: close busy */
+	atomic_int ref; /* ep binds, poll sets, deferred work: close busy */
 	_Atomic uint64_t value;
 	_Atomic uint64_t err;
 	struct gba_wait wait;
@@ -319,6 +325,9 @@ struct gba_cntr {
 	UT_array srcs; /* struct gba_progress_src: progressed by reads, waits */
 	uint64_t last_value; /* seen by the last read (trywait) */
 	uint64_t last_err;
+	/* Seen by the last fi_poll, fi_cntr_set/add (gba_cntr_poll). */
+	_Atomic uint64_t poll_value;
+	_Atomic uint64_t poll_err;
 	/*
 	 * On a thread's list of counters whose triggers to run; that thread
 	 * alone runs them until it unlists the counter.  fire_again: changed
@@ -494,6 +503,9 @@ int gba_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 		struct fid_eq **eq, void *context);
 int gba_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		struct fid_cq **cq, void *context);
+/* fi_poll_open(3) (fi_ops_domain.poll_open): gba_poll.c. */
+int gba_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
+		  struct fid_poll **pollset);
 int gba_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 		  struct fid_cntr **cntr, void *context);
 int gba_av_open(struct fid_domain *domain, struct fi_av_attr *attr,

@@ -113,7 +113,10 @@ static int gba_cntr_add(struct fid_cntr *cntr_fid, uint64_t value)
 	struct gba_cntr *cntr =
 		container_of(cntr_fid, struct gba_cntr, cntr_fid);
 
-	atomic_fetch_add_explicit(&cntr->value, value, memory_order_seq_cst);
+	atomic_store(&cntr->poll_value,
+		     atomic_fetch_add_explicit(&cntr->value, value,
+					       memory_order_seq_cst) +
+			     value);
 	gba_cntr_changed(cntr);
 	return 0;
 }
@@ -125,6 +128,7 @@ static int gba_cntr_set(struct fid_cntr *cntr_fid, uint64_t value)
 		container_of(cntr_fid, struct gba_cntr, cntr_fid);
 
 	atomic_store_explicit(&cntr->value, value, memory_order_seq_cst);
+	atomic_store(&cntr->poll_value, value);
 	gba_cntr_changed(cntr);
 	return 0;
 }
@@ -135,7 +139,10 @@ static int gba_cntr_adderr(struct fid_cntr *cntr_fid, uint64_t value)
 	struct gba_cntr *cntr =
 		container_of(cntr_fid, struct gba_cntr, cntr_fid);
 
-	atomic_fetch_add_explicit(&cntr->err, value, memory_order_seq_cst);
+	atomic_store(&cntr->poll_err,
+		     atomic_fetch_add_explicit(&cntr->err, value,
+					       memory_order_seq_cst) +
+			     value);
 	gba_cntr_changed(cntr);
 	return 0;
 }
@@ -147,6 +154,7 @@ static int gba_cntr_seterr(struct fid_cntr *cntr_fid, uint64_t value)
 		container_of(cntr_fid, struct gba_cntr, cntr_fid);
 
 	atomic_store_explicit(&cntr->err, value, memory_order_seq_cst);
+	atomic_store(&cntr->poll_err, value);
 	gba_cntr_changed(cntr);
 	return 0;
 }
@@ -160,6 +168,23 @@ bool gba_cntr_ready(struct gba_cntr *cntr, bool *pending)
 	gba_cntr_progress(cntr, pending);
 	return atomic_load(&cntr->value) != cntr->last_value ||
 	       atomic_load(&cntr->err) != cntr->last_err;
+}
+
+/*
+ * gba_cntr_poll - progress; true if the value or the error value changed
+ * since the checkpoint (the last gba_cntr_poll, or a value the user
+ * set or added), which moves to the values seen.  fi_poll(3).
+ */
+bool gba_cntr_poll(struct gba_cntr *cntr)
+{
+	uint64_t v, e;
+	bool changed;
+
+	gba_cntr_progress(cntr, NULL);
+	v = atomic_load_explicit(&cntr->value, memory_order_acquire);
+	e = atomic_load_explicit(&cntr->err, memory_order_acquire);
+	changed = atomic_exchange(&cntr->poll_value, v) != v;
+	return (atomic_exchange(&cntr->poll_err, e) != e) || changed;
 }
 
 /* Readiness callback of a counter in a wait set (gba_wait_set_add). */
@@ -402,6 +427,8 @@ int gba_cntr_open(struct fid_domain *domain_fid, struct fi_cntr_attr *attr,
 	atomic_init(&cntr->ref, 0);
 	atomic_init(&cntr->value, 0);
 	atomic_init(&cntr->err, 0);
+	atomic_init(&cntr->poll_value, 0);
+	atomic_init(&cntr->poll_err, 0);
 	atomic_init(&cntr->ntriggers, 0);
 	atomic_init(&cntr->domain_progress, false);
 	atomic_init(&cntr->fire_listed, false);

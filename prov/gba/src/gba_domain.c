@@ -86,14 +86,6 @@ static int gba_scalable_ep(struct fid_domain *domain, struct fi_info *info,
 	return -FI_ENOSYS;
 }
 
-/* fi_poll_open(3): poll sets are not supported.  -FI_ENOSYS. */
-static int gba_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
-			 struct fid_poll **pollset)
-{
-	FI_WARN(&gba_prov, FI_LOG_DOMAIN, "poll sets not supported\n");
-	return -FI_ENOSYS;
-}
-
 /* fi_stx_context(3): shared tx contexts are not supported.  -FI_ENOSYS. */
 static int gba_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr,
 		       struct fid_stx **stx, void *context)
