@@ -544,8 +544,6 @@ Test(info, domain_ops_not_supported)
 	struct fid_domain *domain;
 	struct fid_ep *ep;
 	struct fid_stx *stx;
-	struct fid_poll *poll;
-	struct fi_poll_attr pattr = {0};
 	struct fi_tx_attr txattr = {0};
 	void *ops;
 
@@ -555,7 +553,6 @@ Test(info, domain_ops_not_supported)
 	cr_expect_eq(fi_stx_context(domain, &txattr, &stx, NULL), -FI_ENOSYS);
 	cr_expect_eq(fi_srx_context(domain, info->rx_attr, &ep, NULL),
 		     -FI_ENOSYS);
-	cr_expect_eq(fi_poll_open(domain, &pattr, &poll), -FI_ENOSYS);
 	cr_expect_eq(fi_open_ops(&domain->fid, "nothing", 0, &ops, NULL),
 		     -FI_ENOSYS);
 	cr_expect_eq(

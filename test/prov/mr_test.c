@@ -63,27 +63,27 @@ Test(mr_virt, lookup_bounds)
 			       &mr, NULL),
 		     0);
 	key = fi_mr_key(mr);
-	cr_expect_eq(gba_mr_lookup(d, key, base, 64, FI_REMOTE_WRITE, &p), 0);
+	cr_expect_eq(gba_mr_lookup(d, key, base, 64, FI_REMOTE_WRITE, &p, NULL), 0);
 	cr_expect_eq(p, buf + 16);
-	cr_expect_eq(gba_mr_lookup(d, key, base + 60, 4, FI_REMOTE_WRITE, &p),
+	cr_expect_eq(gba_mr_lookup(d, key, base + 60, 4, FI_REMOTE_WRITE, &p, NULL),
 		     0);
 	cr_expect_eq(p, buf + 76);
-	cr_expect_eq(gba_mr_lookup(d, key, base + 64, 0, FI_REMOTE_WRITE, &p),
+	cr_expect_eq(gba_mr_lookup(d, key, base + 64, 0, FI_REMOTE_WRITE, &p, NULL),
 		     0, "empty access at the end");
-	cr_expect_eq(gba_mr_lookup(d, key, base + 61, 4, FI_REMOTE_WRITE, &p),
+	cr_expect_eq(gba_mr_lookup(d, key, base + 61, 4, FI_REMOTE_WRITE, &p, NULL),
 		     -FI_EINVAL, "one byte past the end");
-	cr_expect_eq(gba_mr_lookup(d, key, base - 1, 1, FI_REMOTE_WRITE, &p),
+	cr_expect_eq(gba_mr_lookup(d, key, base - 1, 1, FI_REMOTE_WRITE, &p, NULL),
 		     -FI_EINVAL, "one byte before");
-	cr_expect_eq(gba_mr_lookup(d, key, base, SIZE_MAX, FI_REMOTE_WRITE, &p),
+	cr_expect_eq(gba_mr_lookup(d, key, base, SIZE_MAX, FI_REMOTE_WRITE, &p, NULL),
 		     -FI_EINVAL, "length overflow");
-	cr_expect_eq(gba_mr_lookup(d, key, UINT64_MAX, 2, FI_REMOTE_WRITE, &p),
+	cr_expect_eq(gba_mr_lookup(d, key, UINT64_MAX, 2, FI_REMOTE_WRITE, &p, NULL),
 		     -FI_EINVAL, "address overflow");
-	cr_expect_eq(gba_mr_lookup(d, key, base, 8, FI_REMOTE_READ, &p),
+	cr_expect_eq(gba_mr_lookup(d, key, base, 8, FI_REMOTE_READ, &p, NULL),
 		     -FI_EACCES, "read not granted");
-	cr_expect_eq(gba_mr_lookup(d, key + 1000, base, 8, FI_REMOTE_WRITE, &p),
+	cr_expect_eq(gba_mr_lookup(d, key + 1000, base, 8, FI_REMOTE_WRITE, &p, NULL),
 		     -FI_EKEYREJECTED);
 	cr_expect_eq(fi_close(&mr->fid), 0);
-	cr_expect_eq(gba_mr_lookup(d, key, base, 8, FI_REMOTE_WRITE, &p),
+	cr_expect_eq(gba_mr_lookup(d, key, base, 8, FI_REMOTE_WRITE, &p, NULL),
 		     -FI_EKEYREJECTED, "closed region");
 }
 
@@ -103,14 +103,14 @@ Test(mr_virt, regv_lookup_per_buffer)
 		     0);
 	key = fi_mr_key(mr);
 	cr_expect_eq(gba_mr_lookup(dom(), key, (uintptr_t)buf + 1005, 15,
-				   FI_REMOTE_READ, &p),
+				   FI_REMOTE_READ, &p, NULL),
 		     0);
 	cr_expect_eq(p, buf + 1005);
 	cr_expect_eq(gba_mr_lookup(dom(), key, (uintptr_t)buf + 500, 1,
-				   FI_REMOTE_READ, &p),
+				   FI_REMOTE_READ, &p, NULL),
 		     -FI_EINVAL, "gap between buffers");
 	cr_expect_eq(gba_mr_lookup(dom(), key, (uintptr_t)buf + 2025, 6,
-				   FI_REMOTE_READ, &p),
+				   FI_REMOTE_READ, &p, NULL),
 		     -FI_EINVAL);
 	cr_expect_eq(fi_close(&mr->fid), 0);
 }
@@ -132,22 +132,22 @@ Test(mr_off, user_keys_and_offsets)
 	cr_assert_eq(
 		fi_mr_reg(t_domain, buf, 8, ALL_REMOTE, 0, 78, 0, &b, NULL), 0);
 	/* remote address = offset argument + byte offset in the region */
-	cr_expect_eq(gba_mr_lookup(dom(), 77, 4096, 100, FI_REMOTE_READ, &p),
+	cr_expect_eq(gba_mr_lookup(dom(), 77, 4096, 100, FI_REMOTE_READ, &p, NULL),
 		     0);
 	cr_expect_eq(p, buf);
 	cr_expect_eq(
-		gba_mr_lookup(dom(), 77, 4096 + 100, 50, FI_REMOTE_READ, &p),
+		gba_mr_lookup(dom(), 77, 4096 + 100, 50, FI_REMOTE_READ, &p, NULL),
 		0);
 	cr_expect_eq(p, buf + 1000, "second buffer follows the first");
 	cr_expect_eq(
-		gba_mr_lookup(dom(), 77, 4096 + 90, 20, FI_REMOTE_READ, &p),
+		gba_mr_lookup(dom(), 77, 4096 + 90, 20, FI_REMOTE_READ, &p, NULL),
 		-FI_EINVAL, "access spanning two buffers");
-	cr_expect_eq(gba_mr_lookup(dom(), 77, 4095, 1, FI_REMOTE_READ, &p),
+	cr_expect_eq(gba_mr_lookup(dom(), 77, 4095, 1, FI_REMOTE_READ, &p, NULL),
 		     -FI_EINVAL, "below the offset");
 	cr_expect_eq(
-		gba_mr_lookup(dom(), 77, 4096 + 150, 1, FI_REMOTE_READ, &p),
+		gba_mr_lookup(dom(), 77, 4096 + 150, 1, FI_REMOTE_READ, &p, NULL),
 		-FI_EINVAL, "past the end");
-	cr_expect_eq(gba_mr_lookup(dom(), 78, 0, 8, FI_REMOTE_WRITE, &p), 0);
+	cr_expect_eq(gba_mr_lookup(dom(), 78, 0, 8, FI_REMOTE_WRITE, &p, NULL), 0);
 	cr_expect_eq(p, buf);
 	cr_expect_eq(fi_close(&a->fid), 0);
 	cr_assert_eq(
@@ -191,7 +191,7 @@ Test(mr_virt, regattr_and_bad_args)
 	cr_expect_eq(fi_mr_regattr(t_domain, &attr, 0, &mr), -FI_ENOSYS);
 	attr.auth_key_size = 0;
 	cr_expect_eq(fi_mr_regattr(t_domain, NULL, 0, &mr), -FI_EINVAL);
-	cr_expect_eq(fi_mr_regattr(t_domain, &attr, FI_RMA_EVENT, &mr),
+	cr_expect_eq(fi_mr_regattr(t_domain, &attr, FI_HMEM_DEVICE_ONLY, &mr),
 		     -FI_EBADFLAGS);
 	cr_expect_eq(
 		fi_mr_reg(t_domain, buf, 8, 1ULL << 62, 0, 0, 0, &mr, NULL),
@@ -207,7 +207,8 @@ Test(mr_virt, regattr_and_bad_args)
 		     -FI_EINVAL, "not a domain");
 	cr_expect_eq(fi_mr_reg(t_domain, NULL, 0, 0, 0, 0, 0, &mr, NULL), 0,
 		     "empty registration is allowed");
-	cr_expect_eq(fi_mr_bind(mr, &t_domain->fid, 0), -FI_ENOSYS);
+	cr_expect_eq(fi_mr_bind(mr, &t_domain->fid, 0), -FI_EINVAL,
+		     "binds counters only");
 	cr_expect_eq(fi_close(&mr->fid), 0);
 }
 
@@ -225,7 +226,7 @@ Test(mr_virt, many_registrations)
 	for (i = 0; i < N; i += 97)
 		cr_expect_eq(gba_mr_lookup(dom(), fi_mr_key(mr[i]),
 					   (uintptr_t)buf + (i % 4000), 1,
-					   FI_REMOTE_READ, &p),
+					   FI_REMOTE_READ, &p, NULL),
 			     0);
 	for (i = 0; i < N; i++)
 		cr_assert_eq(fi_close(&mr[i]->fid), 0);

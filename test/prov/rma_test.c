@@ -776,3 +776,72 @@ Test(rma, zero_length_entries)
 	cr_expect_eq(fi_close(&trig->fid), 0);
 	rma_close(&e);
 }
+
+/*
+ * fi_mr_bind: a counter bound to a region counts the remote writes and
+ * atomics (FI_REMOTE_WRITE) and reads (FI_REMOTE_READ) that access it; a
+ * region registered with FI_RMA_EVENT takes no access before
+ * fi_mr_enable.
+ */
+Test(rma, region_counters)
+{
+	struct fi_cntr_attr cattr = {.events = FI_CNTR_EVENTS_COMP};
+	struct fid_cntr *wc, *rc;
+	struct fid_mr *mr;
+	struct rma_env e;
+	uint64_t v = 5, key;
+	int ctx;
+
+	rma_open(&e);
+	cr_assert_eq(fi_cntr_open(t_domain, &cattr, &wc, NULL), 0);
+	cr_assert_eq(fi_cntr_open(t_domain, &cattr, &rc, NULL), 0);
+	cr_assert_eq(fi_mr_reg(t_domain, e.region + 4096, 4096,
+			       FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0,
+			       FI_RMA_EVENT, &mr, NULL),
+		     0);
+	key = fi_mr_key(mr);
+	/* bind errors */
+	cr_expect_eq(fi_mr_bind(mr, NULL, FI_REMOTE_WRITE), -FI_EINVAL);
+	cr_expect_eq(fi_mr_bind(mr, &e.t.cq->fid, FI_REMOTE_WRITE),
+		     -FI_EINVAL, "a CQ");
+	cr_expect_eq(fi_mr_bind(mr, &wc->fid, 0), -FI_EBADFLAGS);
+	cr_expect_eq(fi_mr_bind(mr, &wc->fid, FI_SEND), -FI_EBADFLAGS);
+	cr_assert_eq(fi_mr_bind(mr, &wc->fid, FI_REMOTE_WRITE), 0);
+	cr_expect_eq(fi_mr_bind(mr, &rc->fid, FI_REMOTE_READ), -FI_EINVAL,
+		     "one counter per region");
+	cr_expect_eq(fi_close(&wc->fid), -FI_EBUSY, "bound to a region");
+	/* FI_RMA_EVENT: no access before fi_mr_enable */
+	cr_assert_eq(fi_write(e.t.ep, &v, sizeof(v), NULL, e.t.self,
+			      raddr(&e, 4096), key, &ctx),
+		     0);
+	expect_err(&e, &ctx, FI_EKEYREJECTED);
+	cr_assert_eq(fi_mr_enable(mr), 0);
+	/* writes and atomics count; reads do not (FI_REMOTE_WRITE only) */
+	cr_assert_eq(fi_write(e.t.ep, &v, sizeof(v), NULL, e.t.self,
+			      raddr(&e, 4096), key, &ctx),
+		     0);
+	expect_comp(&e, &ctx, FI_RMA | FI_WRITE, sizeof(v));
+	cr_expect_eq(fi_cntr_read(wc), 1);
+	cr_assert_eq(fi_atomic(e.t.ep, &v, 1, NULL, e.t.self,
+			       raddr(&e, 4096 + 8), key, FI_UINT64, FI_SUM,
+			       &ctx),
+		     0);
+	expect_comp(&e, &ctx, FI_ATOMIC | FI_WRITE, 0);
+	cr_expect_eq(fi_cntr_read(wc), 2);
+	cr_assert_eq(fi_read(e.t.ep, &v, sizeof(v), NULL, e.t.self,
+			     raddr(&e, 4096), key, &ctx),
+		     0);
+	expect_comp(&e, &ctx, FI_RMA | FI_READ, sizeof(v));
+	cr_expect_eq(fi_cntr_read(wc), 2, "a read is not FI_REMOTE_WRITE");
+	/* accesses of another region do not count */
+	cr_assert_eq(fi_write(e.t.ep, &v, sizeof(v), NULL, e.t.self,
+			      raddr(&e, 0), e.key, &ctx),
+		     0);
+	expect_comp(&e, &ctx, FI_RMA | FI_WRITE, sizeof(v));
+	cr_expect_eq(fi_cntr_read(wc), 2);
+	cr_expect_eq(fi_cntr_read(rc), 0);
+	cr_expect_eq(fi_close(&mr->fid), 0);
+	cr_expect_eq(fi_close(&wc->fid), 0, "released by the region");
+	cr_expect_eq(fi_close(&rc->fid), 0);
+	rma_close(&e);
+}

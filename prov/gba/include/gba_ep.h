@@ -67,6 +67,12 @@ struct gba_ep {
 	bool tx_selective; /* FI_SELECTIVE_COMPLETION on tx bind */
 	bool rx_selective;
 	struct gba_cntr *cntrs[GBA_CNTR_MAX];
+	/*
+	 * The counter bound to the region a peer's RMA or atomic being
+	 * executed accesses (from the engine's region lookup to its remote
+	 * event; gba_eng.c), or NULL.
+	 */
+	struct gba_cntr *rma_event_cntr;
 	struct gba_lock lock;	  /* collective state, trigger list */
 	TAILQ_HEAD(, gba_mc) mcs; /* joined collectives */
 	TAILQ_HEAD(gba_ep_trigger_list, gba_trigger)
@@ -362,7 +368,7 @@ int gba_atomic_exec(void *ctx, uint32_t op, uint32_t dt, void *dst,
  */
 int gba_rma_resolve(struct gba_ep *ep, fi_addr_t dest, uint64_t addr,
 		    uint64_t key, size_t len, uint64_t access,
-		    struct gba_ep **peer, void **ptr);
+		    struct gba_ep **peer, void **ptr, struct gba_cntr **mr_cntr);
 /* Provider-specific op flag (FI_PROV_SPECIFIC bits): no CQ entry (inject). */
 #define GBA_FLAG_NO_CQ (1ULL << 60)
 
@@ -372,11 +378,20 @@ int gba_rma_resolve(struct gba_ep *ep, fi_addr_t dest, uint64_t addr,
  * counter of @slot), a positive FI_E* an error completion
  * (gba_ep_tx_error).  On success with FI_REMOTE_CQ_DATA in @flags, @data
  * is delivered to @peer's rx CQ (FI_RMA | FI_REMOTE_WRITE |
- * FI_REMOTE_CQ_DATA, @len).
+ * FI_REMOTE_CQ_DATA, @len); on success the access is counted at @peer
+ * (gba_rma_target_event, with @mr_cntr from gba_rma_resolve).
  */
 void gba_rma_report(struct gba_ep *ep, struct gba_ep *peer, int err,
 		    enum gba_cntr_slot slot, uint64_t flags, void *context,
-		    size_t len, uint64_t data);
+		    size_t len, uint64_t data, struct gba_cntr *mr_cntr);
+/*
+ * A remote access of @target's memory is done: count it on @target's
+ * counter @slot (GBA_CNTR_REMOTE_WRITE for writes and atomics,
+ * GBA_CNTR_REMOTE_READ for reads) if @target has FI_RMA_EVENT, and on
+ * @mr_cntr, the counter bound to the region (NULL: none).
+ */
+void gba_rma_target_event(struct gba_ep *target, enum gba_cntr_slot slot,
+			  struct gba_cntr *mr_cntr);
 
 extern struct fi_ops_rma gba_ep_rma_ops;
 extern struct fi_ops_atomic gba_ep_atomic_ops;

@@ -1,8 +1,8 @@
 /*
  * libfabric "gba" provider: the fid classes that hold completions, events
  * and addresses (layer 1, see gba_prov.h): wait sets, EQs, CQs,
- * counters, poll sets, memory registrations, AVs and AV sets, and the domain and
- * fabric structures they hang off.
+ * counters, poll sets, memory registrations, AVs and AV sets, and the
+ * domain and fabric structures they hang off.
  */
 #ifndef GBA_OBJ_H
 #define GBA_OBJ_H
@@ -373,6 +373,15 @@ struct gba_mr {
 	size_t len; /* total of iov lengths */
 	size_t iov_count;
 	struct iovec iov[GBA_MR_IOV_LIMIT];
+	/*
+	 * fi_mr_bind(3): @cntr counts the remote accesses named by
+	 * @cntr_flags (FI_REMOTE_WRITE, FI_REMOTE_READ); the region holds a
+	 * reference on it.  A region registered with FI_RMA_EVENT refuses
+	 * remote access until fi_mr_enable (@enabled).
+	 */
+	struct gba_cntr *cntr;
+	uint64_t cntr_flags;
+	bool enabled;
 	UT_hash_handle hh; /* domain->mr_map */
 };
 
@@ -380,12 +389,15 @@ struct gba_mr {
  * Validate a remote access of @len bytes at @addr under @key (with the
  * domain's FI_MR_VIRT_ADDR mode, @addr is virtual; otherwise an offset
  * into the region) needing @access (FI_REMOTE_READ / FI_REMOTE_WRITE).
- * On success *@ptr is the local address.  Returns 0, -FI_EKEYREJECTED
- * (unknown key), -FI_EACCES (access not granted), -FI_EINVAL (range
- * outside the region).
+ * On success *@ptr is the local address and *@cntr (if @cntr is not
+ * NULL) the counter bound to the region for one of the @access bits, or
+ * NULL: the caller increments it once the access is done.  Returns 0,
+ * -FI_EKEYREJECTED (unknown key, or an FI_RMA_EVENT region not enabled),
+ * -FI_EACCES (access not granted), -FI_EINVAL (range outside the region).
  */
 int gba_mr_lookup(struct gba_domain *domain, uint64_t key, uint64_t addr,
-		  size_t len, uint64_t access, void **ptr);
+		  size_t len, uint64_t access, void **ptr,
+		  struct gba_cntr **cntr);
 
 /* ---- Address vector (gba_av.c) ----------------------------------------- */
 

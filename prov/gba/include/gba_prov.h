@@ -15,7 +15,8 @@
  *   (gba_fid.c), wait objects (gba_wait.c), fi_getinfo (gba_info.c).
  * 1 fid classes (gba_obj.h): wait sets (gba_wait_set.c), EQs (gba_eq.c),
  *   CQs (gba_cq.c), counters (gba_cntr.c), poll sets (gba_poll.c),
- *   memory registration (gba_mr.c), AVs (gba_av.c, gba_av_shared.c), AV sets (gba_av_set.c).
+ *   memory registration (gba_mr.c), AVs (gba_av.c, gba_av_shared.c),
+ *   AV sets (gba_av_set.c).
  *   A CQ or counter progresses what is bound to it through the function
  *   of each binding (struct gba_progress_src), a wait set asks its
  *   members through their readiness callbacks, and a counter fires its

@@ -256,6 +256,7 @@ static ssize_t gba_atomic_do(struct gba_ep *ep, const struct gba_atomic_op *a,
 	struct gba_ioc_iter cmp = {a->cmp, a->cmp_count, 0, 0, 0};
 	struct gba_ioc_iter res = {a->res, a->res_count, 0, 0, 0};
 	size_t size = gba_atomic_dt_size(a->dt), i;
+	struct gba_cntr *mr_cntr = NULL;
 	struct gba_ep *peer = NULL;
 	bool write = a->kind == GBA_ATOMIC_WRITE;
 	uint8_t *target;
@@ -265,7 +266,7 @@ static ssize_t gba_atomic_do(struct gba_ep *ep, const struct gba_atomic_op *a,
 		return -FI_EAGAIN;
 	ret = gba_rma_resolve(ep, a->dest, a->rma.addr, a->rma.key,
 			      elems * size, gba_atomic_access(a), &peer,
-			      (void **)&target);
+			      (void **)&target, &mr_cntr);
 	if (ret == -FI_EHOSTUNREACH)
 		return gba_atomic_peer(ep, a, elems);
 	if (ret < 0)
@@ -288,7 +289,7 @@ static ssize_t gba_atomic_do(struct gba_ep *ep, const struct gba_atomic_op *a,
 				write ? NULL : gba_ioc_next(&res));
 	}
 	gba_rma_report(ep, peer, ret, write ? GBA_CNTR_WRITE : GBA_CNTR_READ,
-		       gba_atomic_cflags(a), a->context, 0, a->data);
+		       gba_atomic_cflags(a), a->context, 0, a->data, mr_cntr);
 	return 0;
 }
 

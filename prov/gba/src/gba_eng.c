@@ -77,6 +77,7 @@ static int gba_eng_mr_lookup_cb(void *ctx, uint64_t key, uint64_t addr,
 				size_t len, uint32_t access, void **ptr)
 {
 	struct gba_ep *ep = ctx;
+	struct gba_cntr *cntr = NULL;
 	uint64_t fi_access = 0;
 	int ret;
 
@@ -84,7 +85,9 @@ static int gba_eng_mr_lookup_cb(void *ctx, uint64_t key, uint64_t addr,
 		fi_access |= FI_REMOTE_READ;
 	if (access & GBA_ENG_ACCESS_WRITE)
 		fi_access |= FI_REMOTE_WRITE;
-	ret = gba_mr_lookup(ep->domain, key, addr, len, fi_access, ptr);
+	ret = gba_mr_lookup(ep->domain, key, addr, len, fi_access, ptr, &cntr);
+	/* counted by the remote event that follows a successful access */
+	ep->rma_event_cntr = ret ? NULL : cntr;
 	switch (ret) {
 	case 0:
 		return 0;
@@ -111,8 +114,8 @@ static void gba_eng_remote_event_cb(void *ctx, enum gba_eng_event event,
 			     (event == GBA_ENG_EV_ATOMIC ? FI_ATOMIC : FI_RMA) |
 				     FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA,
 			     len, NULL, data, 0, gba_peer_src(ep, src));
-	if ((ep->caps & FI_RMA_EVENT) && ep->cntrs[slot])
-		gba_cntr_inc(ep->cntrs[slot]);
+	gba_rma_target_event(ep, slot, ep->rma_event_cntr);
+	ep->rma_event_cntr = NULL;
 }
 
 static const struct gba_eng_ops gba_eng_ops = {

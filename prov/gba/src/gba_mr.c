@@ -8,7 +8,9 @@
  * addresses of the buffers, otherwise offsets: byte 0 of the region is
  * remote address @offset (fi_mr_reg's offset argument) and the buffers of
  * an iov follow one another.  Nothing is pinned: the self path and the
- * emulated fabric access the memory directly.
+ * emulated fabric access the memory directly.  A counter bound to a
+ * region (fi_mr_bind) counts the remote writes and atomics (FI_REMOTE_WRITE)
+ * or reads (FI_REMOTE_READ) that access it.
  */
 #include "config.h"
 
@@ -31,13 +33,14 @@ static struct gba_mr *gba_mr_find(struct gba_domain *domain, uint64_t key)
 }
 
 /*
- * gba_mr_lookup - validate a remote access (see gba_prov.h) with the
+ * gba_mr_lookup - validate a remote access (see gba_obj.h) with the
  * core's checks (gba_eng.h): every bit of @access granted, and the access
  * inside one buffer of the region.  Returns 0, -FI_EKEYREJECTED,
  * -FI_EACCES, -FI_EINVAL.
  */
 int gba_mr_lookup(struct gba_domain *domain, uint64_t key, uint64_t addr,
-		  size_t len, uint64_t access, void **ptr)
+		  size_t len, uint64_t access, void **ptr,
+		  struct gba_cntr **cntr)
 {
 	struct gba_mr *mr;
 	uint64_t off;
@@ -48,10 +51,12 @@ int gba_mr_lookup(struct gba_domain *domain, uint64_t key, uint64_t addr,
 		return -FI_EINVAL;
 	gba_lock_acquire(&domain->lock);
 	mr = gba_mr_find(domain, key);
-	if (!mr) {
+	if (!mr || !mr->enabled) {
 		ret = -FI_EKEYREJECTED;
 		goto out;
 	}
+	if (cntr)
+		*cntr = mr->cntr_flags & access ? mr->cntr : NULL;
 	if (gba_eng_access_check(mr->access, access)) {
 		ret = -FI_EACCES;
 		goto out;
@@ -93,7 +98,10 @@ out:
 	return ret;
 }
 
-/* gba_mr_close - fi_close(3) on an MR: drop its key.  Returns 0. */
+/*
+ * gba_mr_close - fi_close(3) on an MR: drop its key and its reference on
+ * a bound counter.  Returns 0.
+ */
 static int gba_mr_close(struct fid *fid)
 {
 	struct gba_mr *mr = container_of(fid, struct gba_mr, mr_fid.fid);
@@ -102,17 +110,79 @@ static int gba_mr_close(struct fid *fid)
 	gba_lock_acquire(&domain->lock);
 	HASH_DEL(domain->mr_map, mr);
 	gba_lock_release(&domain->lock);
+	if (mr->cntr)
+		atomic_fetch_sub(&mr->cntr->ref, 1);
 	atomic_fetch_sub(&domain->nmr, 1);
 	atomic_fetch_sub(&domain->ref, 1);
 	free(mr);
 	return 0;
 }
 
+/*
+ * gba_mr_bind - fi_mr_bind(3): count the remote accesses of the region
+ * named by @flags (FI_REMOTE_WRITE: writes and atomics, FI_REMOTE_READ:
+ * reads) on counter @bfid, of the region's domain; one counter per
+ * region, which cannot close while the region is open.  Returns 0,
+ * -FI_EINVAL (NULL or not a counter, another domain, a counter already
+ * bound), -FI_EBADFLAGS (no or other flags).
+ */
+static int gba_mr_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	struct gba_mr *mr = container_of(fid, struct gba_mr, mr_fid.fid);
+	struct gba_cntr *cntr;
+	int ret = 0;
+
+	if (!bfid || bfid->fclass != FI_CLASS_CNTR)
+		return GBA_WARN_RET(FI_LOG_MR, -FI_EINVAL,
+				    "fi_mr_bind: %s, need a counter\n",
+				    bfid ? fi_tostr(&bfid->fclass, FI_TYPE_FID)
+					 : "NULL fid");
+	if (!flags || (flags & ~(FI_REMOTE_WRITE | FI_REMOTE_READ)))
+		return GBA_WARN_RET(FI_LOG_MR, -FI_EBADFLAGS,
+				    "fi_mr_bind: flags 0x%llx: FI_REMOTE_WRITE "
+				    "and/or FI_REMOTE_READ\n",
+				    (unsigned long long)flags);
+	cntr = container_of(bfid, struct gba_cntr, cntr_fid.fid);
+	if (cntr->domain != mr->domain)
+		return GBA_WARN_RET(FI_LOG_MR, -FI_EINVAL,
+				    "fi_mr_bind: counter of another domain\n");
+	gba_lock_acquire(&mr->domain->lock);
+	if (mr->cntr) {
+		ret = -FI_EINVAL;
+	} else {
+		atomic_fetch_add(&cntr->ref, 1);
+		mr->cntr_flags = flags;
+		mr->cntr = cntr;
+	}
+	gba_lock_release(&mr->domain->lock);
+	if (ret)
+		FI_WARN(&gba_prov, FI_LOG_MR,
+			"fi_mr_bind: the region already has a counter\n");
+	return ret;
+}
+
+/*
+ * gba_mr_control - fi_control(3) on an MR: FI_ENABLE (fi_mr_enable) opens
+ * a region registered with FI_RMA_EVENT to remote access (0 otherwise
+ * too).  Returns 0 or -FI_ENOSYS (other commands).
+ */
+static int gba_mr_control(struct fid *fid, int command, void *arg)
+{
+	struct gba_mr *mr = container_of(fid, struct gba_mr, mr_fid.fid);
+
+	if (command != FI_ENABLE)
+		return gba_no_control(fid, command, arg);
+	gba_lock_acquire(&mr->domain->lock);
+	mr->enabled = true;
+	gba_lock_release(&mr->domain->lock);
+	return 0;
+}
+
 static struct fi_ops gba_mr_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = gba_mr_close,
-	.bind = gba_no_bind,
-	.control = gba_no_control,
+	.bind = gba_mr_bind,
+	.control = gba_mr_control,
 	.ops_open = gba_no_ops_open,
 };
 
@@ -122,8 +192,8 @@ static struct fi_ops gba_mr_fi_ops = {
  * only with length 0), access (FI_SEND, FI_RECV, FI_READ, FI_WRITE,
  * FI_REMOTE_READ, FI_REMOTE_WRITE, FI_COLLECTIVE), offset, requested_key
  * (ignored with FI_MR_PROV_KEY), context, iface (FI_HMEM_SYSTEM only), no
- * auth key.  @flags must be 0 (FI_RMA_EVENT, FI_HMEM_DEVICE_ONLY not
- * supported).
+ * auth key.  @flags: 0 or FI_RMA_EVENT (the region takes no remote
+ * access until fi_mr_enable, so that a counter can be bound first).
  * Returns 0, -FI_EINVAL, -FI_EBADFLAGS, -FI_ENOSYS (iface, auth key),
  * -FI_ENOKEY (requested key in use), -FI_ENOSPC (mr_cnt regions),
  * -FI_ENOMEM.
@@ -140,7 +210,7 @@ int gba_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 		return GBA_WARN_RET(FI_LOG_MR, -FI_EINVAL,
 				    "fi_mr_reg: need a domain, attr and mr\n");
 	domain = container_of(fid, struct gba_domain, domain_fid.fid);
-	if (flags)
+	if (flags & ~FI_RMA_EVENT)
 		return GBA_WARN_RET(FI_LOG_MR, -FI_EBADFLAGS,
 				    "fi_mr_reg: flags 0x%llx not supported\n",
 				    (unsigned long long)flags);
@@ -190,6 +260,7 @@ int gba_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 	mr->access = attr->access;
 	mr->offset = attr->offset;
 	mr->flags = flags;
+	mr->enabled = !(flags & FI_RMA_EVENT);
 	mr->iov_count = attr->iov_count;
 	for (i = 0; i < attr->iov_count; i++) {
 		mr->iov[i] = attr->mr_iov[i];

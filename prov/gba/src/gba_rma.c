@@ -37,14 +37,15 @@
  */
 int gba_rma_resolve(struct gba_ep *ep, fi_addr_t dest, uint64_t addr,
 		    uint64_t key, size_t len, uint64_t access,
-		    struct gba_ep **peer, void **ptr)
+		    struct gba_ep **peer, void **ptr, struct gba_cntr **mr_cntr)
 {
 	int ret;
 
 	ret = gba_ep_target(ep, dest, peer);
 	if (ret)
 		return ret;
-	ret = gba_mr_lookup((*peer)->domain, key, addr, len, access, ptr);
+	ret = gba_mr_lookup((*peer)->domain, key, addr, len, access, ptr,
+			    mr_cntr);
 	if (ret) {
 		FI_INFO(&gba_prov, FI_LOG_EP_DATA,
 			"access of %zu bytes at 0x%llx key 0x%llx refused: "
@@ -56,15 +57,31 @@ int gba_rma_resolve(struct gba_ep *ep, fi_addr_t dest, uint64_t addr,
 	return 0;
 }
 
-/* gba_rma_report - complete a direct operation (see gba_prov.h). */
+/* gba_rma_target_event - count a finished remote access (gba_ep.h). */
+void gba_rma_target_event(struct gba_ep *target, enum gba_cntr_slot slot,
+			  struct gba_cntr *mr_cntr)
+{
+	if ((target->caps & FI_RMA_EVENT) && target->cntrs[slot])
+		gba_cntr_inc(target->cntrs[slot]);
+	if (mr_cntr)
+		gba_cntr_inc(mr_cntr);
+}
+
+/* gba_rma_report - complete a direct operation (see gba_ep.h). */
 void gba_rma_report(struct gba_ep *ep, struct gba_ep *peer, int err,
 		    enum gba_cntr_slot slot, uint64_t flags, void *context,
-		    size_t len, uint64_t data)
+		    size_t len, uint64_t data, struct gba_cntr *mr_cntr)
 {
 	if (err) {
 		gba_ep_tx_error(ep, slot, flags, context, err, 0, NULL, 0);
 		return;
 	}
+	if (peer)
+		gba_rma_target_event(peer,
+				     flags & (FI_WRITE | FI_ATOMIC)
+					     ? GBA_CNTR_REMOTE_WRITE
+					     : GBA_CNTR_REMOTE_READ,
+				     mr_cntr);
 	if ((flags & FI_REMOTE_CQ_DATA) && peer && peer->rx_cq)
 		gba_cq_write(peer->rx_cq, NULL,
 			     (flags & FI_ATOMIC ? FI_ATOMIC : FI_RMA) |
@@ -181,6 +198,7 @@ static ssize_t gba_rma_do(struct gba_ep *ep, bool write,
 			  const struct fi_rma_iov *rma_iov, size_t len,
 			  uint64_t flags, void *context, uint64_t data)
 {
+	struct gba_cntr *mr_cntr = NULL;
 	struct gba_ep *peer = NULL;
 	uint8_t *region;
 	size_t i;
@@ -191,7 +209,7 @@ static ssize_t gba_rma_do(struct gba_ep *ep, bool write,
 		return -FI_EAGAIN;
 	ret = gba_rma_resolve(ep, dest, rma_iov[0].addr, rma_iov[0].key, len,
 			      write ? FI_REMOTE_WRITE : FI_REMOTE_READ, &peer,
-			      (void **)&region);
+			      (void **)&region, &mr_cntr);
 	if (ret == -FI_EHOSTUNREACH)
 		return gba_rma_peer(ep, write, iov, count, dest, rma_iov, len,
 				    flags, context, data);
@@ -212,7 +230,7 @@ static ssize_t gba_rma_do(struct gba_ep *ep, bool write,
 	}
 	gba_rma_report(ep, peer, ret, write ? GBA_CNTR_WRITE : GBA_CNTR_READ,
 		       flags | FI_RMA | (write ? FI_WRITE : FI_READ), context,
-		       len, data);
+		       len, data, mr_cntr);
 	return 0;
 }
 
