@@ -13,7 +13,10 @@
  * The object is named after the endpoint's address and created with
  * owner-only permissions; a process that dies leaves its queues behind,
  * so each new endpoint first unlinks the queues of this user's dead
- * processes (gba_eng_ring_reap).
+ * processes (gba_eng_ring_reap).  A queue's owner is known by pid and
+ * start time (owner_slot): a leftover whose pid now belongs to another
+ * process (pids are recycled) or to a zombie is dead too, so that it is
+ * neither found by service (gba_eng_ep_find) nor kept.
  */
 #include "config.h"
 
@@ -21,6 +24,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,6 +155,33 @@ void gba_eng_ring_destroy(struct gba_eng_ring *ring, size_t len,
 	munmap(ring, len);
 }
 
+/*
+ * Is queue @dname of directory @dir (a /dev/shm entry named after process
+ * @pid) owned by a live process?  Once initialised, the queue names its
+ * owner by pid and start time (gba_proc_slot_alive: recycled pids and
+ * zombies are dead); a queue still being created is judged by its pid.
+ */
+static bool ring_owner_alive(DIR *dir, const char *dname, unsigned pid)
+{
+	struct gba_eng_ring hdr;
+	ssize_t n;
+	int fd;
+
+	if (kill((pid_t)pid, 0) && errno == ESRCH)
+		return false;
+	fd = openat(dirfd(dir), dname, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return errno != ENOENT;
+	n = pread(fd, &hdr, offsetof(struct gba_eng_ring, open), 0);
+	close(fd);
+	if (n != (ssize_t)offsetof(struct gba_eng_ring, open) ||
+	    hdr.magic != GBA_ENG_RING_MAGIC)
+		return gba_proc_slot_alive(pid); /* being created */
+	/* a queue naming another owner than its name is nobody's */
+	return GBA_SLOT_PID(hdr.owner_slot) == (pid_t)pid &&
+	       gba_proc_slot_alive(hdr.owner_slot);
+}
+
 void gba_eng_ring_reap(void)
 {
 	char prefix[32], name[300];
@@ -168,7 +200,7 @@ void gba_eng_ring_reap(void)
 		if (sscanf(de->d_name, "gba-fab-%u-%u-%u", &uid, &pid,
 			   &ep_id) != 3)
 			continue;
-		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+		if (ring_owner_alive(dir, de->d_name, pid))
 			continue;
 		snprintf(name, sizeof(name), "/%s", de->d_name);
 		shm_unlink(name);
@@ -195,7 +227,7 @@ int gba_eng_ep_find(uint32_t ep_id, struct gba_addr *addr)
 		    sscanf(de->d_name, "gba-fab-%u-%u-%u", &uid, &pid, &id) != 3 ||
 		    id != ep_id || pid == (unsigned)getpid())
 			continue;
-		if (kill((pid_t)pid, 0) && errno == ESRCH)
+		if (!ring_owner_alive(dir, de->d_name, pid))
 			continue; /* a crash leftover */
 		found++;
 		found_pid = pid;

@@ -2405,3 +2405,56 @@ Test(fab, flood_no_deadlock)
 	free(s);
 	munmap(sh, sizeof(*sh));
 }
+
+/*
+ * A process that exited without closing its endpoint leaves the queue
+ * behind; while it is a zombie (not yet waited for) its pid still
+ * answers kill(pid, 0), and so would a recycled pid.  Its endpoint must
+ * not be found by number (two "live" endpoints with the service make
+ * every client fail) and the next endpoint opened reaps its queue.
+ */
+Test(fab, zombie_leftover_not_found)
+{
+	uint32_t id = 3000000 + (uint32_t)getpid() % 1000000;
+	struct gba_addr addr, found;
+	struct stat st;
+	char path[128];
+	struct fe a;
+	pid_t child;
+	int status;
+
+	gba_addr_init_local(&addr);
+	addr.ep_id = id;
+	child = fork();
+	cr_assert_geq(child, 0);
+	if (!child) {
+		struct gba_eng_ep_attr attr = {.ops = &fe_ops, .addr = &addr};
+		struct gba_eng_ep *ep;
+
+		addr.pid = (uint32_t)getpid();
+		_exit(gba_eng_ep_open(&attr, &ep) ? 1 : 0); /* never closed */
+	}
+	addr.pid = (uint32_t)child;
+	ring_path(&addr, path, sizeof(path));
+	/* wait for the child to be a zombie, without reaping it */
+	for (int i = 0; i < 5000; i++) {
+		siginfo_t si = {0};
+
+		cr_assert_eq(waitid(P_PID, (id_t)child, &si,
+				    WEXITED | WNOWAIT | WNOHANG),
+			     0);
+		if (si.si_pid == child) {
+			cr_assert_eq(si.si_status, 0, "child's endpoint");
+			break;
+		}
+		usleep(1000);
+	}
+	cr_assert_eq(stat(path, &st), 0, "the queue is left behind");
+	cr_assert_eq(kill(child, 0), 0, "a zombie answers kill(pid, 0)");
+	cr_expect_eq(gba_eng_ep_find(id, &found), -ENOENT,
+		     "a dead process's endpoint is not found");
+	cr_assert_eq(fe_open(&a, 0, 0), 0);
+	cr_expect_neq(stat(path, &st), 0, "reaped by the next endpoint");
+	fe_close(&a);
+	cr_assert_eq(waitpid(child, &status, 0), child);
+}
