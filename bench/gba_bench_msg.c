@@ -25,6 +25,12 @@
  * machine's conditions, which on a VM drift from second to second); the
  * figure is a provider's median round.  The payload is checked.
  *
+ * With -c, completions are counted instead of queued (the objects and
+ * waits of stock fi_rdm_cntr_pingpong): the CQ bound with
+ * FI_SELECTIVE_COMPLETION and never read, a counter bound FI_SEND
+ * and one bound FI_RECV, every wait a fi_cntr_wait; the lines are then
+ * "clat" and "cbw".
+ *
  * Options:
  *   -p <list>     providers, comma separated (default gba)
  *   -S <list>     latency sizes, comma separated, k/m suffixes, or "none"
@@ -37,13 +43,16 @@
  *   -W <n>        bandwidth window (default 64)
  *   -M <MB>       bandwidth bytes per round, in MB (default 64)
  *   -T <s>        give up after this many seconds (default 60)
+ *   -c            counter completions (fi_cntr_wait) instead of a CQ
  *   -v            print the names and every round's figure
  * Output (the first process), one line per provider and figure:
  *   info prov=gba fabric=gba inject_size=4032
  *   lat prov=gba size=8 iters=2000 us=0.420
  *   bw prov=gba size=1048576 window=64 windows=1 MBps=12000.0
+ *   clat prov=gba size=8 iters=2000 us=0.600             (-c)
  */
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +78,7 @@ static struct {
 	long iters, warmup, bw_warmup;
 	int rounds, window, mb, timeout_s;
 	int verbose;
+	int cntr; /* -c */
 } opt = {
 	.prov = "gba",
 	.provs = {"gba"},
@@ -116,6 +126,46 @@ static int err(struct bench *b, const char *what, long ret)
 			return err(b, #call, ret_);                            \
 	} while (0)
 
+/* -c: an error counted by @c (of the sends or the receives) */
+static int cntr_error(struct bench *b, struct fid_cntr *c, const char *what)
+{
+	uint64_t n = fi_cntr_readerr(c);
+
+	if (!n)
+		return 0;
+	fprintf(stderr, "gba_bench_msg rank %d (%s): %" PRIu64 " error "
+			"completions of %s\n", b->rank, b->prov, n, what);
+	return -FI_EIO;
+}
+
+/* -c: read both counters once (which progresses the endpoint) */
+static int poll_cntr(struct bench *b)
+{
+	b->tx_done = fi_cntr_read(b->r.cntr);
+	b->rx_done = fi_cntr_read(b->r.rcntr);
+	if (cntr_error(b, b->r.cntr, "sends") ||
+	    cntr_error(b, b->r.rcntr, "receives"))
+		return -FI_EIO;
+	return 0;
+}
+
+/* -c: fi_cntr_wait until @c reaches @v (0 at once if it has) */
+static int wait_cntr(struct bench *b, struct fid_cntr *c, uint64_t v,
+		     const char *what)
+{
+	uint64_t now = ft_now_ms();
+	int ret;
+
+	if (now > b->deadline_ms)
+		return err(b, "waiting for completions", -FI_ETIMEDOUT);
+	ret = fi_cntr_wait(c, v, (int)(b->deadline_ms - now));
+	if (ret == -FI_EAVAIL || (!ret && cntr_error(b, c, what)))
+		return cntr_error(b, c, what) ? -FI_EIO : err(b, what, ret);
+	if (ret)
+		return err(b, "fi_cntr_wait", ret);
+	return 0;
+}
+
 /* Read the CQ once; count send and receive completions. */
 static int poll_cq(struct bench *b)
 {
@@ -123,6 +173,8 @@ static int poll_cq(struct bench *b)
 	struct fi_cq_err_entry e;
 	ssize_t n, i;
 
+	if (opt.cntr)
+		return poll_cntr(b);
 	n = fi_cq_read(b->r.cq, comp, 16);
 	if (n == -FI_EAGAIN)
 		return 0;
@@ -154,6 +206,17 @@ static int wait_for(struct bench *b, uint64_t tx, uint64_t rx)
 	unsigned polls = 0;
 	int ret;
 
+	if (opt.cntr) {
+		if (b->tx_done < tx &&
+		    (ret = wait_cntr(b, b->r.cntr, tx, "sends")))
+			return ret;
+		if (b->rx_done < rx &&
+		    (ret = wait_cntr(b, b->r.rcntr, rx, "receives")))
+			return ret;
+		b->tx_done = b->tx_done < tx ? tx : b->tx_done;
+		b->rx_done = b->rx_done < rx ? rx : b->rx_done;
+		return 0;
+	}
 	while (b->tx_done < tx || b->rx_done < rx) {
 		ret = poll_cq(b);
 		if (ret)
@@ -360,18 +423,21 @@ static int run_size(struct bench *bs, int nb, size_t size, int lat)
 		return ret;
 	for (p = 0; p < nb; p++) {
 		if (opt.verbose) {
-			printf("# %s prov=%s size=%zu rounds:", lat ? "lat" : "bw",
+			printf("# %s%s prov=%s size=%zu rounds:",
+			       opt.cntr ? "c" : "", lat ? "lat" : "bw",
 			       bs[p].prov, size);
 			for (r = 0; r < opt.rounds; r++)
 				printf(lat ? " %.3f" : " %.0f", fig[p][r]);
 			printf("\n");
 		}
 		if (lat)
-			printf("lat prov=%s size=%zu iters=%ld us=%.3f\n",
-			       bs[p].prov, size, n, gba_bench_median(fig[p], opt.rounds));
+			printf("%slat prov=%s size=%zu iters=%ld us=%.3f\n",
+			       opt.cntr ? "c" : "", bs[p].prov, size, n,
+			       gba_bench_median(fig[p], opt.rounds));
 		else
-			printf("bw prov=%s size=%zu window=%d windows=%ld "
-			       "MBps=%.1f\n", bs[p].prov, size, opt.window, n,
+			printf("%sbw prov=%s size=%zu window=%d windows=%ld "
+			       "MBps=%.1f\n", opt.cntr ? "c" : "", bs[p].prov,
+			       size, opt.window, n,
 			       gba_bench_median(fig[p], opt.rounds));
 	}
 	fflush(stdout);
@@ -389,6 +455,7 @@ static int bench_open(struct bench *b)
 		.threading = FI_THREAD_DOMAIN,
 		.cq_attr = {.format = FI_CQ_FORMAT_CONTEXT,
 			    .size = 4 * opt.window + 64},
+		.cntr_only = opt.cntr,
 	};
 	char node[64];
 
@@ -570,7 +637,7 @@ static void usage(const char *argv0)
 {
 	fprintf(stderr,
 		"usage: %s [-p prov[,prov]] [-S sizes|none] [-B sizes|none] [-I iters]"
-		"\n\t[-r rounds] [-w warmup] [-W window] [-M MB] [-T s] [-v]\n"
+		"\n\t[-r rounds] [-w warmup] [-W window] [-M MB] [-T s] [-c] [-v]\n"
 		"sizes: comma separated, k and m suffixes (8,4k,1m)\n",
 		argv0);
 }
@@ -580,7 +647,7 @@ int main(int argc, char **argv)
 	struct ft_opts o = {0};
 	int c, warm_set = 0;
 
-	while ((c = getopt(argc, argv, "p:S:B:I:r:w:W:M:T:vh")) != -1) {
+	while ((c = getopt(argc, argv, "p:S:B:I:r:w:W:M:T:cvh")) != -1) {
 		switch (c) {
 		case 'p':
 			opt.prov = optarg;
@@ -613,6 +680,9 @@ int main(int argc, char **argv)
 			break;
 		case 'T':
 			opt.timeout_s = atoi(optarg);
+			break;
+		case 'c':
+			opt.cntr = 1;
 			break;
 		case 'v':
 			opt.verbose = 1;

@@ -4,7 +4,10 @@
 # self,vader) and vs the floor of a shared-memory barrier
 # (gba_bench_floor), unpinned and pinned, for 2, 4 and 8 processes; self
 # RMA vs memcpy; tagged-message latency and bandwidth of two processes vs
-# libfabric's shm provider; an MPI ping-pong over MTL-OFI + gba vs Open
+# libfabric's shm provider (with the medium sizes 4, 8 and 16 KiB, either
+# side of the inline limit), and the same ping-pong with counter
+# completions (fi_cntr_wait, as stock fi_rdm_cntr_pingpong) vs shm; an MPI
+# ping-pong over MTL-OFI + gba vs Open
 # MPI's ob1 + vader; a chained schedule (puts, barrier, puts) issued by
 # the host vs as triggered work.
 #
@@ -17,7 +20,8 @@
 # Environment: NPS (default "2 4 8"), ITERS (barriers per round),
 #   REPS (runs of the message benchmark and of each MPI run, alternating
 #   the two sides; the tables show medians; default 5), MSG_LAT_SIZES and
-#   MSG_BW_SIZES (gba_bench_msg -S and -B lists), TRIG_REPS (repetitions
+#   MSG_BW_SIZES (gba_bench_msg -S and -B lists), CNTR_LAT_SIZES (the -S
+#   list of the counter ping-pong), TRIG_REPS (repetitions
 #   of each way of gba_bench_trigger, default 50).
 # The figures are printed, never checked: a failed or hung run is reported
 # (exit status 1 at the end), slow figures are not.
@@ -27,8 +31,9 @@ nps=${NPS:-"2 4 8"}
 iters=${ITERS:-20000}
 mpirun=${MPIRUN:-mpirun}
 reps=${REPS:-5}
-msg_lat=${MSG_LAT_SIZES:-8,64,1k,4032,4096,64k}
-msg_bw=${MSG_BW_SIZES:-4k,64k,1m}
+msg_lat=${MSG_LAT_SIZES:-8,64,1k,4032,4k,8k,16k,64k}
+msg_bw=${MSG_BW_SIZES:-4k,8k,16k,64k,1m}
+cntr_lat=${CNTR_LAT_SIZES:-8,4k,16k}
 status=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -190,7 +195,7 @@ r=1
 while [ "$r" -le "$reps" ]; do
 	provs=gba,shm
 	[ $((r % 2)) = 0 ] && provs=shm,gba
-	if ! "$dir/gba_bench_msg" -p "$provs" -T 30 -S "$msg_lat" \
+	if ! "$dir/gba_bench_msg" -p "$provs" -T 120 -S "$msg_lat" \
 		-B "$msg_bw" >"$tmp/out" 2>"$tmp/err"; then
 		echo "FAILED: $dir/gba_bench_msg -p $provs -S $msg_lat -B $msg_bw"
 		cat "$tmp/out" "$tmp/err"
@@ -205,6 +210,31 @@ echo "latency, half round trip (median of runs; target at 8 B: gba/shm <= 0.70)"
 table lat us "$tmp/msg.gba" "$tmp/msg.shm" gba shm us 8
 echo "bandwidth (median of runs; target at 1 MiB: gba/shm >= 1.00)"
 table bw MBps "$tmp/msg.gba" "$tmp/msg.shm" gba shm MBps 1048576
+
+echo
+echo "== counter ping-pong, 2 forked processes: gba vs shm, $reps runs"
+echo "   gba_bench_msg -c -p gba,shm: completions counted (a counter bound" \
+	"FI_SEND, one FI_RECV, CQ bound"
+echo "   FI_SELECTIVE_COMPLETION), every wait a fi_cntr_wait: the objects" \
+	"and waits of stock fi_rdm_cntr_pingpong"
+: >"$tmp/cntr"
+r=1
+while [ "$r" -le "$reps" ]; do
+	provs=gba,shm
+	[ $((r % 2)) = 0 ] && provs=shm,gba
+	if ! "$dir/gba_bench_msg" -c -p "$provs" -T 120 -S "$cntr_lat" \
+		-B none >"$tmp/out" 2>"$tmp/err"; then
+		echo "FAILED: $dir/gba_bench_msg -c -p $provs -S $cntr_lat"
+		cat "$tmp/out" "$tmp/err"
+		status=1
+	fi
+	grep -E '^clat ' "$tmp/out" >>"$tmp/cntr" || true
+	r=$((r + 1))
+done
+grep ' prov=gba ' "$tmp/cntr" >"$tmp/cntr.gba" || true
+grep ' prov=shm ' "$tmp/cntr" >"$tmp/cntr.shm" || true
+echo "latency, half round trip (median of runs)"
+table clat us "$tmp/cntr.gba" "$tmp/cntr.shm" gba shm us 8
 
 echo
 echo "== MPI ping-pong, 2 ranks: --mca pml cm --mca mtl ofi" \

@@ -5,8 +5,14 @@
 #     UCT level am_lat, put_lat, add_lat (-d gba -x gba vs -d memory
 #     -x posix); UCP level tag_lat, ucp_put_lat (UCX_TLS=gba,self vs
 #     posix,self);
+#   - UCP tag_lat at the medium sizes 4, 8 and 16 KiB (either side of the
+#     queue's inline limit), same pairs;
 #   - bandwidth at 1 MiB: UCP tag_bw, stream_bw and ucp_put_bw, and tag_bw
 #     at 64 KiB, same pairs;
+#   - rendezvous from heap memory: UCP tag_lat and tag_bw at 64 KiB and
+#     1 MiB with UCX_MEM_ALLOC_METHODS=heap on both sides (ucx_perftest's
+#     buffers from malloc, not from the md: gba cannot reach them with
+#     loads and stores), same pairs;
 #   - shmem_barrier_all (oshrun, SPML-UCX) with 2, 4 and 8 PEs, gba,self vs
 #     posix,self (bench/gba_bench_shmem_barrier.c, built here with oshcc).
 # Runs alternate between the two sides; the tables show medians of REPS
@@ -90,6 +96,19 @@ ucp() {
 	show "$name" "$g" "$p"
 }
 
+# ucp_heap <name> <field> <args>: the same with buffers from the heap
+ucp_heap() {
+	name=$1 field=$2
+	shift 2
+	g= p= r=1
+	while [ $r -le "$reps" ]; do
+		g="$g $(perf "$field" "UCX_TLS=gba,self UCX_MEM_ALLOC_METHODS=heap" "$@")"
+		p="$p $(perf "$field" "UCX_TLS=posix,self UCX_MEM_ALLOC_METHODS=heap" "$@")"
+		r=$((r + 1))
+	done
+	show "$name" "$g" "$p"
+}
+
 echo "== ucx_perftest, 2 processes: gba vs posix, medians of $reps runs"
 echo "latency, us, half round trip (target at 8 B: gba/posix <= 1.10)"
 printf "%-24s %12s %12s %9s\n" test gba posix gba/posix
@@ -98,12 +117,19 @@ uct "uct put_lat 8 B" 3 -t put_lat -n 100000
 uct "uct add_lat" 3 -t add_lat -n 100000
 ucp "ucp tag_lat 8 B" 3 -t tag_lat -n 100000
 ucp "ucp ucp_put_lat 8 B" 3 -t ucp_put_lat -n 100000
+ucp "ucp tag_lat 4 KiB" 3 -t tag_lat -s 4096 -n 20000
+ucp "ucp tag_lat 8 KiB" 3 -t tag_lat -s 8192 -n 20000
+ucp "ucp tag_lat 16 KiB" 3 -t tag_lat -s 16384 -n 20000
+ucp_heap "ucp tag_lat 64 KiB heap" 3 -t tag_lat -s 65536 -n 5000
+ucp_heap "ucp tag_lat 1 MiB heap" 3 -t tag_lat -s 1048576 -n 500
 echo "bandwidth, MB/s (target at 1 MiB: gba/posix >= 1.00)"
 printf "%-24s %12s %12s %9s\n" test gba posix gba/posix
 ucp "ucp tag_bw 1 MiB" 7 -t tag_bw -s 1048576 -n 2000
 ucp "ucp stream_bw 1 MiB" 7 -t stream_bw -s 1048576 -n 500
 ucp "ucp ucp_put_bw 1 MiB" 7 -t ucp_put_bw -s 1048576 -n 2000
 ucp "ucp tag_bw 64 KiB" 7 -t tag_bw -s 65536 -n 20000
+ucp_heap "ucp tag_bw 64 KiB heap" 7 -t tag_bw -s 65536 -n 20000
+ucp_heap "ucp tag_bw 1 MiB heap" 7 -t tag_bw -s 1048576 -n 2000
 
 echo
 echo "== shmem_barrier_all (oshrun, SPML-UCX): gba,self vs posix,self"

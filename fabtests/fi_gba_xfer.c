@@ -726,7 +726,8 @@ static int rounds(const struct xfer_env *e)
 
 /* ---- a) tagged ping-pong ---------------------------------------------------- */
 
-static const size_t pp_sizes[] = {0, 1, 8, 64, 4032, 4033, 65536, MIB};
+static const size_t pp_sizes[] = {0,	 1,	8,     64,    4032, 4033,
+				  16384, 32648, 32649, 65536, MIB};
 #define NPP (sizeof(pp_sizes) / sizeof(pp_sizes[0]))
 
 /* Iov entries the endpoint takes (at most the 8 layout() knows). */

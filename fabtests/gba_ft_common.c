@@ -193,6 +193,8 @@ int ft_open_attr(struct ft_res *r, const struct ft_open_attr *attr)
 	struct fi_eq_attr eq_attr = {.size = attr->eq_size,
 				     .wait_obj = FI_WAIT_UNSPEC};
 	struct fi_cntr_attr cntr_attr = {.events = FI_CNTR_EVENTS_COMP};
+	struct fi_cntr_attr wait_cntr_attr = {.events = FI_CNTR_EVENTS_COMP,
+					      .wait_obj = FI_WAIT_UNSPEC};
 	struct fi_av_attr av_attr = {.type = FI_AV_TABLE};
 	struct fi_cq_attr cq_attr = attr->cq_attr;
 	int ret;
@@ -216,18 +218,31 @@ int ft_open_attr(struct ft_res *r, const struct ft_open_attr *attr)
 	if (attr->eq_size)
 		FT_CHECK(fi_eq_open(r->fabric, &eq_attr, &r->eq, NULL));
 	FT_CHECK(fi_cq_open(r->domain, &cq_attr, &r->cq, NULL));
-	if (attr->cntr)
+	if (attr->cntr_only) {
+		FT_CHECK(fi_cntr_open(r->domain, &wait_cntr_attr, &r->cntr,
+				      NULL));
+		FT_CHECK(fi_cntr_open(r->domain, &wait_cntr_attr, &r->rcntr,
+				      NULL));
+	}
+	if (attr->cntr && !attr->cntr_only)
 		FT_CHECK(fi_cntr_open(r->domain, &cntr_attr, &r->cntr, NULL));
 	FT_CHECK(fi_av_open(r->domain, &av_attr, &r->av, NULL));
 	FT_CHECK(fi_endpoint(r->domain, r->info, &r->ep, NULL));
 	if (r->eq)
 		FT_CHECK(fi_ep_bind(r->ep, &r->eq->fid, 0));
 	FT_CHECK(fi_ep_bind(r->ep, &r->av->fid, 0));
-	FT_CHECK(fi_ep_bind(r->ep, &r->cq->fid, FI_TRANSMIT | FI_RECV));
-	if (attr->cntr)
+	FT_CHECK(fi_ep_bind(r->ep, &r->cq->fid,
+			    FI_TRANSMIT | FI_RECV |
+				    (attr->cntr_only ? FI_SELECTIVE_COMPLETION
+						     : 0)));
+	if (attr->cntr_only) {
+		FT_CHECK(fi_ep_bind(r->ep, &r->cntr->fid, FI_SEND));
+		FT_CHECK(fi_ep_bind(r->ep, &r->rcntr->fid, FI_RECV));
+	}
+	if (attr->cntr && !attr->cntr_only)
 		FT_CHECK(fi_ep_bind(r->ep, &r->cntr->fid,
 				    FI_SEND | FI_WRITE | FI_READ));
-	if (attr->cntr && (attr->caps & FI_RMA_EVENT)) {
+	if (attr->cntr && !attr->cntr_only && (attr->caps & FI_RMA_EVENT)) {
 		FT_CHECK(fi_cntr_open(r->domain, &cntr_attr, &r->rcntr, NULL));
 		FT_CHECK(fi_ep_bind(r->ep, &r->rcntr->fid, FI_REMOTE_WRITE));
 	}

@@ -76,7 +76,8 @@ struct ft_res {
 	struct fid_av *av;
 	struct fid_ep *ep;
 	struct fid_cntr *cntr; /* bound FI_SEND | FI_WRITE | FI_READ */
-	struct fid_cntr *rcntr; /* FI_RMA_EVENT: bound FI_REMOTE_WRITE */
+	struct fid_cntr *rcntr; /* FI_RMA_EVENT: bound FI_REMOTE_WRITE;
+				   cntr_only: bound FI_RECV */
 };
 
 /*
@@ -87,6 +88,11 @@ struct ft_res {
  * @cq_attr
  * bound FI_TRANSMIT | FI_RECV; an AV (FI_AV_TABLE); with @cntr also the
  * counters of struct ft_res (rcntr only when @caps has FI_RMA_EVENT).
+ * With @cntr_only, counters instead of CQ entries (the objects of stock
+ * fi_rdm_cntr_pingpong): the CQ bound with FI_SELECTIVE_COMPLETION (so
+ * operations posted without FI_COMPLETION queue nothing), cntr bound
+ * FI_SEND, rcntr bound FI_RECV, both with a wait object (FI_WAIT_UNSPEC:
+ * fi_cntr_wait).
  */
 struct ft_open_attr {
 	const char *prov;
@@ -99,6 +105,7 @@ struct ft_open_attr {
 	size_t eq_size;
 	struct fi_cq_attr cq_attr;
 	bool cntr;
+	bool cntr_only;
 };
 
 /*

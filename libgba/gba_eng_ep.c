@@ -49,7 +49,8 @@ int gba_eng_ep_open(const struct gba_eng_ep_attr *attr,
 	nslots = attr->rx_slots ? attr->rx_slots : GBA_ENG_RX_SLOTS_DEF;
 	if (nslots & (nslots - 1) || nslots > GBA_ENG_RX_SLOTS_MAX)
 		return -EINVAL;
-	if (attr->max_ops > GBA_ENG_MAX_OPS_MAX)
+	if (attr->max_ops > GBA_ENG_MAX_OPS_MAX ||
+	    attr->eager_max > GBA_ENG_EAGER_MAX)
 		return -EINVAL;
 	if (attr->addr && (!gba_addr_valid(attr->addr, sizeof(*attr->addr)) ||
 			   attr->addr->pid != (uint32_t)getpid() ||
@@ -66,6 +67,7 @@ int gba_eng_ep_open(const struct gba_eng_ep_attr *attr,
 	ep->ops = *attr->ops;
 	ep->ctx = attr->ctx;
 	ep->max_ops = attr->max_ops ? attr->max_ops : GBA_ENG_MAX_OPS_DEF;
+	ep->eager_max = attr->eager_max;
 	ep->optab = calloc(ep->max_ops, sizeof(*ep->optab));
 	if (!ep->optab) {
 		ret = -ENOMEM;
@@ -426,8 +428,8 @@ int gba_eng_progress(struct gba_eng_ep *ep)
 {
 	struct gba_eng_ring *rx = ep->rx;
 	struct gba_eng_slot *slot;
+	uint32_t polls, span, i;
 	uint64_t now;
-	uint32_t polls;
 	int n = 0;
 
 	while (n < GBA_ENG_PROGRESS_BUDGET) {
@@ -435,13 +437,22 @@ int gba_eng_progress(struct gba_eng_ep *ep)
 		if (atomic_load_explicit(&slot->hdr.seq,
 					 memory_order_acquire) != ep->head + 1)
 			break;
+		span = gba_eng_slot_span(ep, &slot->hdr);
 		if (slot->hdr.type == GBA_ENG_T_RESP)
 			gba_eng_resp(ep, slot);
-		else
+		else if (span)
 			gba_eng_execute(ep, slot);
+		/* a message in several slots: hand back all of them */
+		for (i = span ? span : 1; i-- > 1;)
+			atomic_store_explicit(
+				&rx->slots[(ep->head + i) & ep->rx_mask]
+					 .hdr.seq,
+				ep->head + i + rx->nslots,
+				memory_order_release);
 		atomic_store_explicit(&slot->hdr.seq, ep->head + rx->nslots,
 				      memory_order_release);
-		__atomic_store_n(&ep->head, ep->head + 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&ep->head, ep->head + (span ? span : 1),
+				 __ATOMIC_RELAXED);
 		n++;
 	}
 	if (ep->backlog)

@@ -42,12 +42,14 @@ enum gba_eng_type {
 #define GBA_ENG_X_FETCH 2u  /* atomic: answer with the old values */
 #define GBA_ENG_X_CMP 4u    /* atomic: compare operands follow */
 #define GBA_ENG_X_NOANS 8u  /* message: no answer wanted (inline) */
+#define GBA_ENG_X_SLOTS 16u /* message in iov_count consecutive slots */
 
 /* The first GBA_ENG_HDR_SIZE bytes of a slot. */
 struct gba_eng_hdr {
 	_Atomic uint64_t seq; /* ring protocol (gba_eng_ring.c) */
 	uint8_t type;	      /* enum gba_eng_type */
-	uint8_t iov_count;    /* large: iov entries in the payload */
+	uint8_t iov_count;    /* large: iov entries in the payload;
+				 X_SLOTS: slots the message takes */
 	uint16_t xflags;      /* GBA_ENG_X_* */
 	uint32_t flags;	      /* front end's flags, passed through */
 	uint32_t src_pid;
@@ -140,6 +142,48 @@ static inline struct gba_eng_slot *gba_eng_ring_claim(struct gba_eng_ring *ring,
 	return slot;
 }
 
+/*
+ * Claim the @n (> 1) consecutive slots from the next position of @ring at
+ * once: returns the first, or NULL when fewer than @n are free.  Slot
+ * pos + i is free for this lap when its sequence is pos + i; no other
+ * producer can take it while the tail is pos, which the compare-and-swap
+ * checks.  The caller fills them and publishes the first only (the
+ * consumer skips the others, and its acquire of the first sees them).
+ */
+static inline struct gba_eng_slot *
+gba_eng_ring_claim_n(struct gba_eng_ring *ring, uint32_t n, uint64_t *posp)
+{
+	uint64_t mask = ring->nslots - 1;
+	uint64_t pos = atomic_load_explicit(&ring->tail, memory_order_relaxed);
+	int64_t dif = 0;
+	uint32_t i;
+
+	for (;;) {
+		for (i = 0; i < n; i++) {
+			dif = (int64_t)(atomic_load_explicit(
+						&ring->slots[(pos + i) & mask]
+							 .hdr.seq,
+						memory_order_acquire) -
+					(pos + i));
+			if (dif)
+				break;
+		}
+		if (i == n) {
+			if (atomic_compare_exchange_weak_explicit(
+				    &ring->tail, &pos, pos + n,
+				    memory_order_relaxed, memory_order_relaxed))
+				break;
+		} else if (dif < 0) {
+			return NULL;
+		} else {
+			pos = atomic_load_explicit(&ring->tail,
+						   memory_order_relaxed);
+		}
+	}
+	*posp = pos;
+	return &ring->slots[pos & mask];
+}
+
 static inline void gba_eng_ring_publish(struct gba_eng_slot *slot, uint64_t pos)
 {
 	atomic_store_explicit(&slot->hdr.seq, pos + 1, memory_order_release);
@@ -187,6 +231,7 @@ struct gba_eng_ep {
 	size_t rx_len;
 	uint64_t head; /* next slot to poll */
 	uint32_t rx_mask;
+	uint32_t eager_max;	    /* gba_eng_ep_attr.eager_max */
 	struct gba_eng_peer *peers; /* uthash */
 	struct gba_eng_op *optab;
 	uint32_t max_ops;
@@ -231,6 +276,28 @@ void gba_eng_hdr_init(struct gba_eng_ep *ep, struct gba_eng_hdr *hdr,
 /* The peer behind a slot's source, connecting if needed (NULL: gone). */
 struct gba_eng_peer *gba_eng_src_peer(struct gba_eng_ep *ep,
 				      const struct gba_eng_hdr *hdr);
+
+/*
+ * The slots the entry at @hdr takes in @ep's queue: 1, or for a message
+ * in several slots (GBA_ENG_X_SLOTS) their count, 2..GBA_ENG_MAX_IOV, at
+ * most half the queue, as many as its length needs.  0: a corrupt entry
+ * that claims several slots (taken as one, not executed).
+ */
+static inline uint32_t gba_eng_slot_span(const struct gba_eng_ep *ep,
+					 const struct gba_eng_hdr *hdr)
+{
+	uint32_t n = hdr->iov_count;
+
+	if (!(hdr->xflags & GBA_ENG_X_SLOTS))
+		return 1;
+	if (hdr->type != GBA_ENG_T_MSG || n < 2 || n > GBA_ENG_MAX_IOV ||
+	    n > (ep->rx_mask + 1) / 2 ||
+	    hdr->len >
+		    GBA_ENG_INLINE + (uint64_t)(n - 1) * GBA_ENG_EAGER_SLOT ||
+	    hdr->len <= GBA_ENG_INLINE + (uint64_t)(n - 2) * GBA_ENG_EAGER_SLOT)
+		return 0;
+	return n;
+}
 
 /* ---- gba_eng_xfer.c ---------------------------------------------------- */
 

@@ -4,7 +4,11 @@
  * Initiator side: a send, put, get or atomic claims one slot of the
  * peer's receive queue, writes a header and either the payload (inline,
  * up to GBA_ENG_INLINE bytes) or the initiator's iov array (large: the
- * data stays in place), and publishes the slot.  Target side: the
+ * data stays in place), and publishes the slot.  A message up to the
+ * endpoint's eager_max claims several consecutive slots at once and is
+ * copied across them (the first slot's payload, then each further slot
+ * but its sequence word); the first slot's publication publishes them
+ * all.  Target side: the
  * target's progress executes the slot (gba_eng_execute): a message goes
  * to the front end; a put or get is validated by the front end
  * (ops->mr_lookup), copied with memcpy (inline) or cross-memory attach
@@ -98,6 +102,52 @@ static void iov_gather(void *dst, const struct iovec *iov, size_t count)
 	}
 }
 
+/* A position in an I/O vector (bytes consumed so far). */
+struct iov_cur {
+	const struct iovec *iov;
+	size_t count, i, off;
+};
+
+/* Skip @len bytes of @c (at most what is left). */
+static void iov_cur_skip(struct iov_cur *c, size_t len)
+{
+	size_t take;
+
+	while (len && c->i < c->count) {
+		take = c->iov[c->i].iov_len - c->off;
+		if (take > len) {
+			c->off += len;
+			return;
+		}
+		len -= take;
+		c->i++;
+		c->off = 0;
+	}
+}
+
+/* Copy the next @len bytes of @c to @dst (@c holds at least @len). */
+static void iov_cur_read(struct iov_cur *c, void *dst, size_t len)
+{
+	char *p = dst;
+	size_t take;
+
+	while (len && c->i < c->count) {
+		take = c->iov[c->i].iov_len - c->off;
+		if (take > len)
+			take = len;
+		if (take)
+			memcpy(p, (const char *)c->iov[c->i].iov_base + c->off,
+			       take);
+		p += take;
+		len -= take;
+		c->off += take;
+		if (c->off == c->iov[c->i].iov_len) {
+			c->i++;
+			c->off = 0;
+		}
+	}
+}
+
 static void iov_scatter(const struct iovec *iov, size_t count,
 			const void *src, size_t len)
 {
@@ -141,6 +191,54 @@ static struct gba_eng_slot *claim(struct gba_eng_ep *ep,
 	return slot;
 }
 
+/*
+ * A message of @len (GBA_ENG_INLINE < @len <= GBA_ENG_EAGER_MAX) bytes
+ * into consecutive slots of @peer's queue.  Returns 1 (sent, complete),
+ * or 0: not that many slots free (or the queue too short), send it
+ * another way.
+ */
+static int send_slots(struct gba_eng_ep *ep, struct gba_eng_peer *peer,
+		      const struct iovec *iov, size_t count, size_t len,
+		      uint64_t tag, uint64_t data, uint32_t flags)
+{
+	uint32_t n =
+		1 + (uint32_t)((len - GBA_ENG_INLINE + GBA_ENG_EAGER_SLOT - 1) /
+			       GBA_ENG_EAGER_SLOT);
+	struct gba_eng_ring *ring = peer->ring;
+	struct iov_cur cur = {iov, count, 0, 0};
+	struct gba_eng_slot *slot;
+	size_t left, take;
+	uint64_t pos;
+	uint32_t i;
+
+	if (n > ring->nslots / 2)
+		return 0;
+	slot = gba_eng_ring_claim_n(ring, n, &pos);
+	if (!slot)
+		return 0;
+	gba_eng_hdr_init(ep, &slot->hdr, GBA_ENG_T_MSG);
+	slot->hdr.xflags = GBA_ENG_X_NOANS | GBA_ENG_X_SLOTS;
+	slot->hdr.iov_count = (uint8_t)n;
+	slot->hdr.status = 0;
+	slot->hdr.op = 0;
+	slot->hdr.flags = flags;
+	slot->hdr.len = len;
+	slot->hdr.tag = tag;
+	slot->hdr.data = data;
+	iov_cur_read(&cur, slot->payload, GBA_ENG_INLINE);
+	left = len - GBA_ENG_INLINE;
+	for (i = 1; i < n; i++, left -= take) {
+		take = left < GBA_ENG_EAGER_SLOT ? left : GBA_ENG_EAGER_SLOT;
+		iov_cur_read(
+			&cur,
+			(char *)&ring->slots[(pos + i) & (ring->nslots - 1)] +
+				sizeof(slot->hdr.seq),
+			take);
+	}
+	gba_eng_ring_publish(slot, pos);
+	return 1;
+}
+
 int gba_eng_send(struct gba_eng_ep *ep, struct gba_eng_peer *peer,
 		 const struct iovec *iov, size_t count, uint64_t tag,
 		 uint64_t data, uint32_t flags, uint64_t cookie)
@@ -156,6 +254,9 @@ int gba_eng_send(struct gba_eng_ep *ep, struct gba_eng_peer *peer,
 	ret = peer_check(peer);
 	if (ret)
 		return ret;
+	if ((size_t)len > GBA_ENG_INLINE && (size_t)len <= ep->eager_max &&
+	    send_slots(ep, peer, iov, count, (size_t)len, tag, data, flags))
+		return 1;
 	if ((size_t)len > GBA_ENG_INLINE) {
 		op = gba_eng_op_alloc(ep, peer, GBA_ENG_T_MSG, cookie);
 		if (!op)
@@ -330,7 +431,29 @@ static void rx_from_slot(struct gba_eng_ep *ep, const struct gba_eng_slot *slot,
 	rx->flags = hdr->flags;
 	rx->src_op = hdr->op;
 	rx->held = 0;
-	if (hdr->xflags & GBA_ENG_X_LARGE) {
+	rx->local = 0;
+	if (hdr->xflags & GBA_ENG_X_SLOTS) {
+		/* gba_eng_slot_span checked the count against the length */
+		uint32_t n = hdr->iov_count, i;
+		size_t idx = (size_t)(slot - ep->rx->slots), left = hdr->len;
+
+		rx->payload = NULL;
+		rx->local = 1;
+		rx->iov_count = (uint16_t)n;
+		rx->iov[0].iov_base = (void *)slot->payload;
+		rx->iov[0].iov_len = GBA_ENG_INLINE;
+		left -= GBA_ENG_INLINE;
+		for (i = 1; i < n; i++) {
+			rx->iov[i].iov_base =
+				(char *)&ep->rx
+					->slots[(idx + i) & ep->rx_mask] +
+				sizeof(hdr->seq);
+			rx->iov[i].iov_len = left < GBA_ENG_EAGER_SLOT
+						     ? left
+						     : GBA_ENG_EAGER_SLOT;
+			left -= rx->iov[i].iov_len;
+		}
+	} else if (hdr->xflags & GBA_ENG_X_LARGE) {
 		rx->payload = NULL;
 		rx->iov_count = hdr->iov_count;
 		memcpy(rx->iov, slot->payload,
@@ -508,6 +631,18 @@ ssize_t gba_eng_rx_copy(struct gba_eng_ep *ep, const struct gba_eng_rx *rx,
 			    len);
 		return (ssize_t)len;
 	}
+	if (rx->local) {
+		struct iov_cur src = {rx->iov, rx->iov_count, 0, 0};
+		size_t i, left = len, take;
+
+		iov_cur_skip(&src, offset);
+		for (i = 0; i < count && left; i++) {
+			take = iov[i].iov_len < left ? iov[i].iov_len : left;
+			iov_cur_read(&src, iov[i].iov_base, take);
+			left -= take;
+		}
+		return (ssize_t)len;
+	}
 	ret = gba_eng_cma((pid_t)rx->src.pid, false, iov, count, rx->iov,
 			  rx->iov_count, offset, len);
 	return ret ? ret : (ssize_t)len;
@@ -515,8 +650,9 @@ ssize_t gba_eng_rx_copy(struct gba_eng_ep *ep, const struct gba_eng_rx *rx,
 
 struct gba_eng_rx *gba_eng_rx_hold(const struct gba_eng_rx *rx)
 {
-	size_t extra = rx->payload ? rx->len : 0;
+	size_t extra = rx->payload || rx->local ? rx->len : 0;
 	struct gba_eng_rx *copy = malloc(sizeof(*copy) + extra);
+	struct iov_cur src = {rx->iov, rx->iov_count, 0, 0};
 
 	if (!copy)
 		return NULL;
@@ -525,6 +661,12 @@ struct gba_eng_rx *gba_eng_rx_hold(const struct gba_eng_rx *rx)
 	if (rx->payload) {
 		memcpy(copy + 1, rx->payload, extra);
 		copy->payload = copy + 1;
+	} else if (rx->local) {
+		/* out of the queue's slots, into one piece */
+		iov_cur_read(&src, copy + 1, extra);
+		copy->payload = copy + 1;
+		copy->local = 0;
+		copy->iov_count = 0;
 	}
 	return copy;
 }
@@ -532,7 +674,7 @@ struct gba_eng_rx *gba_eng_rx_hold(const struct gba_eng_rx *rx)
 void gba_eng_rx_done(struct gba_eng_ep *ep, struct gba_eng_rx *rx,
 		     int status)
 {
-	if (!rx->payload)
+	if (!rx->payload && !rx->local)
 		gba_eng_answer(ep, gba_eng_src_peer(ep, &(struct gba_eng_hdr){
 					       .src_pid = rx->src.pid,
 					       .src_ep_id = rx->src.ep_id }),

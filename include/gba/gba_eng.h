@@ -10,7 +10,9 @@
  *     multi-producer ring of GBA_ENG_SLOT_SIZE-byte slots; a sender
  *     claims a slot with one compare-and-swap, fills it and publishes it
  *     with a release store; the owner polls its next slot (one load);
- *   - payloads up to GBA_ENG_INLINE bytes travel in the slot; larger
+ *   - payloads up to GBA_ENG_INLINE bytes travel in the slot; a message
+ *     up to the endpoint's eager_max (at most GBA_ENG_EAGER_MAX bytes)
+ *     travels in several consecutive slots claimed at once; larger
  *     messages and RMA are single-copy: the target reads or writes the
  *     initiator's memory with process_vm_readv/process_vm_writev
  *     (cross-memory attach) and answers with a response slot;
@@ -57,6 +59,14 @@ extern "C" {
 #define GBA_ENG_RX_SLOTS_DEF 256 /* receive-queue depth (power of two) */
 #define GBA_ENG_MAX_IOV 8	/* iov entries per operation */
 #define GBA_ENG_MAX_OPS_DEF 1024 /* outstanding operations per endpoint */
+/*
+ * A message in several slots: the first slot carries GBA_ENG_INLINE
+ * bytes, each further slot GBA_ENG_SLOT_SIZE - 8 (all but its sequence
+ * word); at most GBA_ENG_MAX_IOV slots.
+ */
+#define GBA_ENG_EAGER_SLOT (GBA_ENG_SLOT_SIZE - 8)
+#define GBA_ENG_EAGER_MAX                                                      \
+	(GBA_ENG_INLINE + (GBA_ENG_MAX_IOV - 1) * GBA_ENG_EAGER_SLOT)
 
 /* Access rights a target region grants (ops->mr_lookup's @access). */
 #define GBA_ENG_ACCESS_READ 1u	/* gets, fetching atomics read it */
@@ -87,11 +97,17 @@ struct gba_eng_rx {
 	uint64_t tag;		/* sender's tag (front end's meaning) */
 	uint64_t data;		/* sender's immediate data */
 	uint32_t flags;		/* sender's front-end flags (opaque) */
-	const void *payload;	/* inline payload, or NULL if large */
+	/*
+	 * The payload in one piece (in the slot), or NULL: a large message
+	 * (in the sender's memory) or one in several slots; read those with
+	 * gba_eng_rx_copy.
+	 */
+	const void *payload;
 	/* engine private */
 	uint32_t src_op;	/* sender's operation, for the answer */
 	uint16_t iov_count;	/* large: sender's iovs */
 	uint8_t held;		/* a gba_eng_rx_hold() copy */
+	uint8_t local;		/* iov: this endpoint's queue (several slots) */
 	struct iovec iov[GBA_ENG_MAX_IOV];
 };
 
@@ -257,6 +273,12 @@ struct gba_eng_ep_attr {
 	const struct gba_addr *addr;
 	uint32_t rx_slots;	/* receive-queue depth; 0: default */
 	uint32_t max_ops;	/* outstanding operations; 0: default */
+	/*
+	 * Largest message gba_eng_send copies into the peer's queue, in
+	 * several slots above GBA_ENG_INLINE bytes (at most
+	 * GBA_ENG_EAGER_MAX; 0 or up to GBA_ENG_INLINE: one slot only).
+	 */
+	uint32_t eager_max;
 	const struct gba_eng_ops *ops;
 	void *ctx;		/* first argument of every callback */
 };
@@ -265,8 +287,8 @@ struct gba_eng_ep_attr {
  * gba_eng_ep_open - create an endpoint and its receive queue.
  * Returns 0, -EINVAL (NULL pointers, ops without recv/complete/
  * mr_lookup, an address of another process, rx_slots not a power of two
- * or above 65536), -EADDRINUSE (that address is in use), -ENOMEM, or the
- * errno of shm_open/ftruncate/mmap.
+ * or above 65536, eager_max above GBA_ENG_EAGER_MAX), -EADDRINUSE (that
+ * address is in use), -ENOMEM, or the errno of shm_open/ftruncate/mmap.
  */
 int gba_eng_ep_open(const struct gba_eng_ep_attr *attr,
 		    struct gba_eng_ep **epp);
@@ -311,12 +333,14 @@ int gba_eng_peer_gone(const struct gba_eng_peer *peer);
 /*
  * gba_eng_send - send a message of the bytes of @iov (@count entries,
  * at most GBA_ENG_MAX_IOV) with @tag, @data and front-end @flags.
- * Up to GBA_ENG_INLINE bytes are copied into the peer's queue: returns
- * 1, the send is complete and is not reported.  Larger messages stay in
- * place until the receiver has copied them: returns 0, and
- * ops->complete(@cookie) reports the end.  Returns -EAGAIN (peer's queue
- * or this endpoint's operation table full: retry after progress),
- * -EPIPE/-EHOSTUNREACH (peer gone), -EINVAL (bad iov).
+ * Up to GBA_ENG_INLINE bytes, and up to the endpoint's eager_max when
+ * the consecutive slots it needs are free (at most half the peer's
+ * queue), are copied into the peer's queue: returns 1, the send is
+ * complete and is not reported.  Larger messages (and those that found
+ * too few free slots) stay in place until the receiver has copied them:
+ * returns 0, and ops->complete(@cookie) reports the end.  Returns
+ * -EAGAIN (peer's queue or this endpoint's operation table full: retry
+ * after progress), -EPIPE/-EHOSTUNREACH (peer gone), -EINVAL (bad iov).
  */
 int gba_eng_send(struct gba_eng_ep *ep, struct gba_eng_peer *peer,
 		 const struct iovec *iov, size_t count, uint64_t tag,
@@ -395,7 +419,8 @@ ssize_t gba_eng_rx_copy(struct gba_eng_ep *ep, const struct gba_eng_rx *rx,
 
 /*
  * gba_eng_rx_hold - keep @rx beyond the recv callback (an unexpected
- * message): returns a heap copy (inline payload included) or NULL
+ * message): returns a heap copy (a payload in the queue included, in
+ * one piece: the copy's payload is not NULL then) or NULL
  * (-ENOMEM).  The copy is finished with gba_eng_rx_done like the
  * original.
  */

@@ -319,6 +319,9 @@ struct fe {
 	int nheld, hold_fail;
 	void (*rx_hook)(struct fe *fe, struct gba_eng_rx *rx);
 	uint64_t fifo_next, fifo_bad, fifo_why;
+	size_t (*fifo_lenf)(uint64_t i); /* NULL: fifo_len */
+	char *fifo_buf;			 /* NULL: scratch */
+	size_t fifo_cap;
 	uint64_t msg_bad;
 	char scratch[8192];
 	/* remote events */
@@ -342,22 +345,23 @@ static void fe_recv_fifo(struct fe *fe, struct gba_eng_rx *rx)
 
 	if (fe->fifo_bad)
 		return;
-	if (rx->tag != i || rx->len != fifo_len(i) || rx->data != ~i ||
-	    (rx->len > GBA_ENG_INLINE) != (p == NULL)) {
+	if (rx->tag != i ||
+	    rx->len != (fe->fifo_lenf ? fe->fifo_lenf : fifo_len)(i) ||
+	    rx->data != ~i || (rx->len > GBA_ENG_INLINE) != (p == NULL)) {
 		fe->fifo_bad = i + 1;
 		fe->fifo_why = 1;
 		return;
 	}
 	if (!p) {
-		iov.iov_base = fe->scratch;
-		iov.iov_len = sizeof(fe->scratch);
+		iov.iov_base = fe->fifo_buf ? fe->fifo_buf : fe->scratch;
+		iov.iov_len = fe->fifo_buf ? fe->fifo_cap : sizeof(fe->scratch);
 		n = gba_eng_rx_copy(fe->ep, rx, &iov, 1, 0);
 		if (n != (ssize_t)rx->len) {
 			fe->fifo_bad = i + 1;
 			fe->fifo_why = 2;
 			return;
 		}
-		p = fe->scratch;
+		p = iov.iov_base;
 	}
 	if (check_lin(p, rx->len, (uint32_t)i, 0) != -1) {
 		fe->fifo_bad = i + 1;
@@ -494,12 +498,13 @@ static const struct gba_eng_ops fe_ops = {
 	.remote_event = fe_event,
 };
 
-static int fe_open_ops(struct fe *fe, uint32_t rx_slots, uint32_t max_ops,
-		       const struct gba_eng_ops *ops)
+static int fe_open_eager(struct fe *fe, uint32_t rx_slots, uint32_t max_ops,
+			 uint32_t eager_max, const struct gba_eng_ops *ops)
 {
 	struct gba_eng_ep_attr attr = {
 		.rx_slots = rx_slots,
 		.max_ops = max_ops,
+		.eager_max = eager_max,
 		.ops = ops,
 		.ctx = fe,
 	};
@@ -511,6 +516,12 @@ static int fe_open_ops(struct fe *fe, uint32_t rx_slots, uint32_t max_ops,
 	if (!fe->done || !fe->status)
 		return -ENOMEM;
 	return gba_eng_ep_open(&attr, &fe->ep);
+}
+
+static int fe_open_ops(struct fe *fe, uint32_t rx_slots, uint32_t max_ops,
+		       const struct gba_eng_ops *ops)
+{
+	return fe_open_eager(fe, rx_slots, max_ops, 0, ops);
 }
 
 static int fe_open(struct fe *fe, uint32_t rx_slots, uint32_t max_ops)
@@ -1357,6 +1368,298 @@ Test(fab, messages)
 	fe_close(&fe);
 	free(sb);
 	cr_log_info("messages: %.0f ms", gba_t_now_ms() - t0);
+	munmap(sh, sizeof(*sh));
+}
+
+/* ---- 2b. Messages in several slots (eager_max) --------------------------- */
+
+/* Either side of each slot count, and of eager_max itself. */
+static const size_t eager_sizes[] = {
+	GBA_ENG_INLINE + 1,
+	GBA_ENG_INLINE + GBA_ENG_EAGER_SLOT,	 /* 2 slots, full */
+	GBA_ENG_INLINE + GBA_ENG_EAGER_SLOT + 1, /* 3 slots */
+	8192,
+	16384,
+	GBA_ENG_EAGER_MAX - 1,
+	GBA_ENG_EAGER_MAX,     /* 8 slots */
+	GBA_ENG_EAGER_MAX + 1, /* large */
+	65536,
+};
+#define NEAGER (sizeof(eager_sizes) / sizeof(eager_sizes[0]))
+#define EAGER_SEED 0x77
+#define NEFIFO 3000
+
+/* FIFO in a 16-slot queue: inline, several-slot and large messages. */
+static size_t eager_fifo_len(uint64_t i)
+{
+	switch (i % 7) {
+	case 0:
+		return i % 101;
+	case 1:
+		return GBA_ENG_INLINE;
+	case 2:
+		return GBA_ENG_INLINE + 1 + i % 13;
+	case 3:
+		return 9000 + i % 777;
+	case 4:
+		return GBA_ENG_EAGER_MAX - i % 3;
+	case 5:
+		return GBA_ENG_EAGER_MAX + 1 + i % 5;
+	default:
+		return 20000 + i % 1000;
+	}
+}
+
+/* q's messages (eager_child): the contents of each, in order */
+static void eager_q_hook(struct fe *fe, struct gba_eng_rx *rx)
+{
+	static const size_t len[5] = {12000, 12000, 12000, 100, 16384};
+	char *buf = fe->fifo_buf;
+	struct iovec iov = {buf, fe->fifo_cap};
+	uint64_t k = rx->tag - 40;
+
+	if (k >= 5 || rx->len != len[k] ||
+	    gba_eng_rx_copy(fe->ep, rx, &iov, 1, 0) != (ssize_t)len[k] ||
+	    check_lin(buf, len[k], (uint32_t)rx->tag, 0) != -1)
+		fe->msg_bad++;
+}
+
+/* Lockstep phase: partial copies of a message still in the slots */
+static void eager_part_hook(struct fe *fe, struct gba_eng_rx *rx)
+{
+	uint32_t seed = EAGER_SEED + (uint32_t)rx->tag;
+	struct iovec two[2] = {{fe->scratch, 700}, {fe->scratch + 800, 900}};
+	size_t off = rx->len / 2 + 7;
+
+	if (rx->payload || !rx->local)
+		return;
+	memset(fe->scratch, CANARY, 2000);
+	if (gba_eng_rx_copy(fe->ep, rx, two, 2, off) != 1600 ||
+	    check_lin(fe->scratch, 700, seed, off) != -1 ||
+	    check_lin(fe->scratch + 800, 900, seed, off + 700) != -1 ||
+	    (uint8_t)fe->scratch[700] != CANARY ||
+	    gba_eng_rx_copy(fe->ep, rx, two, 1, rx->len - 5) != 5 ||
+	    check_lin(fe->scratch, 5, seed, rx->len - 5) != -1 ||
+	    gba_eng_rx_copy(fe->ep, rx, two, 1, rx->len) != 0)
+		fe->msg_bad++;
+}
+
+static void eager_child(struct shared *sh, int arg)
+{
+	size_t cap = 70000, k, nq;
+	char *rb = malloc(cap + 64), *qb = malloc(cap);
+	struct gba_eng_rx *h1, *h2;
+	struct msgrec *m;
+	struct fe fe, q;
+
+	(void)arg;
+	CHK(rb && qb);
+	CHKEQ(fe_open(&fe, 16, 0), 0);
+	m = &fe.last;
+	sh->addr[1] = *fe_addr(&fe);
+	fe.rx_mode = RX_COPY;
+	fe.rx_iovcnt = spread(rb, cap, 1, fe.rx_iov);
+	fe.rx_hook = eager_part_hook;
+	atomic_store(&sh->ready[1], 1);
+
+	/* every size, lockstep, into a scattered buffer */
+	for (k = 0; k < NEAGER; k++) {
+		memset(rb, CANARY, cap + 64);
+		atomic_store(&sh->cphase[1], (int)k + 1);
+		C_SPIN(&fe, fe.nmsg == k + 1);
+		CHKEQ(m->len, eager_sizes[k]);
+		CHKEQ(m->tag, k);
+		CHKEQ(m->large, 1); /* no payload in one piece */
+		CHKEQ(m->copied, eager_sizes[k]);
+		CHKEQ(check_rx(rb, cap + 64, fe.rx_iov, fe.rx_iovcnt,
+			       EAGER_SEED + k, 0, eager_sizes[k]),
+		      -1);
+	}
+	CHKEQ(fe.msg_bad, 0);
+	fe.rx_hook = NULL;
+
+	/* held several-slot messages, their slots reused meanwhile */
+	fe.rx_mode = RX_HOLD;
+	atomic_store(&sh->cphase[1], 100);
+	C_SPIN(&fe, fe.nheld == 2);
+	h1 = fe.held[0];
+	h2 = fe.held[1];
+	CHK(h1->payload != NULL); /* held: in one piece */
+	CHK(h2->payload != NULL);
+	CHKEQ(h1->len, 10000);
+	CHKEQ(h2->len, GBA_ENG_EAGER_MAX);
+	fe.rx_mode = RX_COPY;
+	atomic_store(&sh->cphase[1], 101);
+	C_SPIN(&fe, fe.nmsg == NEAGER + 2 + 8);
+	CHKEQ(fe.hold_fail, 0);
+	verify_held(&fe, h1, 0x51, 10000);
+	verify_held(&fe, h2, 0x52, GBA_ENG_EAGER_MAX);
+	gba_eng_rx_done(fe.ep, h1, 0);
+	gba_eng_rx_done(fe.ep, h2, 0);
+	fe.nheld = 0;
+
+	/* FIFO order and contents, the queue wrapping around many times */
+	fe.rx_mode = RX_FIFO;
+	fe.fifo_lenf = eager_fifo_len;
+	fe.fifo_buf = rb;
+	fe.fifo_cap = cap;
+	atomic_store(&sh->cphase[1], 200);
+	if (!SPIN(&fe, fe.fifo_next == NEFIFO || fe.fifo_bad, 20000))
+		cfail(__LINE__, "fifo timeout", (long long)fe.fifo_next, 0);
+	if (fe.fifo_bad)
+		cfail(__LINE__, "fifo: message (index + 1, why)",
+		      (long long)fe.fifo_bad, (long long)fe.fifo_why);
+
+	/*
+	 * An 8-slot queue, not progressed until the parent filled it: two
+	 * 3-slot messages, a third sent large (2 slots left), one inline.
+	 * Then a 5-slot message (more than half the queue): large.
+	 */
+	CHKEQ(fe_open(&q, 8, 0), 0);
+	q.rx_mode = RX_COPY;
+	q.rx_iov[0] = (struct iovec){qb, cap};
+	q.rx_iovcnt = 1;
+	q.rx_hook = eager_q_hook;
+	q.fifo_buf = malloc(cap);
+	q.fifo_cap = cap;
+	CHK(q.fifo_buf);
+	sh->addr[2] = *fe_addr(&q);
+	atomic_store(&sh->cphase[1], 300);
+	C_SPIN(&fe, atomic_load(&sh->phase) == 301);
+	C_SPIN(&q, q.nmsg == 5);
+	for (k = 0; k < 5; k++)
+		CHKEQ(q.tags[k], 40 + k);
+	CHKEQ(q.last.len, 16384);
+	CHKEQ(q.last.large, 1);
+	CHKEQ(check_lin(qb, 16384, 44, 0), -1);
+	nq = q.nmsg;
+	CHKEQ(nq, 5);
+	CHKEQ(q.msg_bad, 0);
+	atomic_store(&sh->cphase[1], 302);
+	C_SPIN(&q, gba_eng_busy(q.ep) == 0);
+	free(q.fifo_buf);
+	fe_close(&q);
+
+	CHKEQ(finish(&fe, sh, 2), 0);
+	CHKEQ(fe.dups + fe.bad_cookie, 0);
+	fe_close(&fe);
+	free(rb);
+	free(qb);
+	_exit(0);
+}
+
+Test(fab, eager_slots)
+{
+	struct shared *sh = shared_new();
+	struct iovec iov[GBA_ENG_MAX_IOV];
+	size_t cap = 70000, k, cnt, len;
+	char *sb = malloc(cap + 64);
+	struct gba_eng_peer *p, *q;
+	struct gba_eng_ep_attr bad = {.ops = &fe_ops,
+				      .eager_max = GBA_ENG_EAGER_MAX + 1};
+	struct gba_eng_ep *ep;
+	uint64_t i, nlarge = 0;
+	struct fe fe;
+	int ret;
+
+	cr_assert(sb);
+	cr_assert_eq(gba_eng_ep_open(&bad, &ep), -EINVAL);
+	cr_assert_eq(fe_open_eager(&fe, 0, 0, GBA_ENG_EAGER_MAX, &fe_ops), 0);
+	sh->addr[0] = *fe_addr(&fe);
+	kid("receiver", eager_child, sh, 0);
+	P_SPIN(&fe, atomic_load(&sh->ready[1]));
+	cr_assert_eq(gba_eng_peer_get(fe.ep, &sh->addr[1], &p), 0);
+
+	for (k = 0; k < NEAGER; k++) {
+		P_SPIN(&fe, atomic_load(&sh->cphase[1]) == (int)k + 1);
+		cnt = spread(sb, eager_sizes[k], 0, iov);
+		iov_fill(iov, cnt, EAGER_SEED + k);
+		ret = gba_eng_send(fe.ep, p, iov, cnt, k, 0, 0, 100 + k);
+		if (eager_sizes[k] <= GBA_ENG_EAGER_MAX) {
+			cr_assert_eq(ret, 1, "size %zu", eager_sizes[k]);
+			cr_assert_eq(gba_eng_busy(fe.ep), 0);
+			/* the sender's buffer is free at once */
+			memset(sb, 0, eager_sizes[k]);
+			continue;
+		}
+		nlarge++;
+		cr_assert_eq(ret, 0, "size %zu", eager_sizes[k]);
+		cr_assert_eq(fe_wait(&fe, 100 + k, 8000), 0);
+	}
+	cr_assert_eq(fe.ncomp, nlarge, "copied sends are not reported");
+
+	/* two held, then 8 fillers of 7 slots over their slots */
+	P_SPIN(&fe, atomic_load(&sh->cphase[1]) == 100);
+	cnt = spread(sb, 10000, 1, iov);
+	iov_fill(iov, cnt, 0x51);
+	cr_assert_eq(gba_eng_send(fe.ep, p, iov, cnt, 0x51, 0, 0, 1), 1);
+	cnt = spread(sb, GBA_ENG_EAGER_MAX, 0, iov);
+	iov_fill(iov, cnt, 0x52);
+	cr_assert_eq(gba_eng_send(fe.ep, p, iov, cnt, 0x52, 0, 0, 2), 1);
+	P_SPIN(&fe, atomic_load(&sh->cphase[1]) == 101);
+	iov[0] = (struct iovec){sb, GBA_ENG_EAGER_MAX - 5000};
+	memset(sb, 0xff, GBA_ENG_EAGER_MAX);
+	for (k = 0; k < 8; k++) {
+		P_SPIN(&fe, (ret = gba_eng_send(fe.ep, p, iov, 1, 0xf111, 0, 0,
+						10 + k)) != -EAGAIN);
+		cr_assert_geq(ret, 0);
+	}
+	P_SPIN(&fe, gba_eng_busy(fe.ep) == 0);
+
+	/* FIFO */
+	P_SPIN(&fe, atomic_load(&sh->cphase[1]) == 200);
+	for (i = 0; i < NEFIFO; i++) {
+		len = eager_fifo_len(i);
+		cnt = spread(sb, len, (unsigned)i, iov);
+		iov_fill(iov, cnt, (uint32_t)i);
+		P_SPIN(&fe, (ret = gba_eng_send(fe.ep, p, iov, cnt, i, ~i, 0,
+						1000 + i)) != -EAGAIN);
+		cr_assert_geq(ret, 0, "message %llu", (unsigned long long)i);
+		if (len <= GBA_ENG_INLINE)
+			cr_assert_eq(ret, 1);
+		else if (len > GBA_ENG_EAGER_MAX)
+			cr_assert_eq(ret, 0);
+		if (ret == 0) /* large: wait, the buffer is reused */
+			cr_assert_eq(fe_wait(&fe, 1000 + i, 8000), 0);
+	}
+
+	/* the 8-slot queue */
+	P_SPIN(&fe, atomic_load(&sh->cphase[1]) == 300);
+	cr_assert_eq(gba_eng_peer_get(fe.ep, &sh->addr[2], &q), 0);
+	for (k = 0; k < 5; k++) {
+		static const size_t len5[5] = {12000, 12000, 12000, 100, 16384};
+		static const int want[5] = {1, 1, 0, 1, 0};
+
+		iov[0] = (struct iovec){sb + k * 12500, len5[k]};
+		iov_fill(iov, 1, 40 + (uint32_t)k);
+		if (k == 4)
+			P_SPIN(&fe,
+			       (ret = gba_eng_send(fe.ep, q, iov, 1, 40 + k, 0,
+						   0, 5000 + k)) != -EAGAIN);
+		else
+			ret = gba_eng_send(fe.ep, q, iov, 1, 40 + k, 0, 0,
+					   5000 + k);
+		cr_assert_eq(ret, want[k], "message %zu", k);
+		if (k == 3) {
+			/* full: neither several slots nor one */
+			iov[0].iov_len = 16;
+			cr_assert_eq(gba_eng_send(fe.ep, q, iov, 1, 9, 0, 0, 9),
+				     -EAGAIN);
+			iov[0].iov_len = 12000;
+			cr_assert_eq(gba_eng_send(fe.ep, q, iov, 1, 9, 0, 0, 9),
+				     -EAGAIN);
+			atomic_store(&sh->phase, 301);
+		}
+	}
+	cr_assert_eq(fe_wait(&fe, 5002, 8000), 0);
+	cr_assert_eq(fe_wait(&fe, 5004, 8000), 0);
+	P_SPIN(&fe, atomic_load(&sh->cphase[1]) == 302);
+
+	cr_assert_eq(finish(&fe, sh, 2), 0);
+	kids_wait();
+	cr_assert_eq(fe.dups + fe.bad_cookie + fe.nfail, 0);
+	fe_close(&fe);
+	free(sb);
 	munmap(sh, sizeof(*sh));
 }
 

@@ -122,6 +122,8 @@ struct gba_params {
 	int barrier_timeout_ms; /* FI_GBA_BARRIER_TIMEOUT: -1 = forever */
 	/* FI_GBA_PROGRESS: data progress offered by default (MANUAL or AUTO) */
 	enum fi_progress progress;
+	/* FI_GBA_EAGER_SIZE: largest message copied through the peer's queue */
+	size_t eager_size;
 };
 extern struct gba_params gba_params;
 /* Define the FI_GBA_* parameters and read them (fi_prov_ini, once). */

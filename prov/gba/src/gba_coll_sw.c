@@ -314,6 +314,8 @@ static void gba_swc_push(struct gba_swc_op *op)
 		}
 		if (ret == 0)
 			op->sends++;
+		else if (req) /* copied into the peer's queue */
+			gba_tx_req_put(ep, req);
 	}
 }
 

@@ -136,6 +136,7 @@ int gba_eng_open(struct gba_ep *ep)
 	struct gba_eng_ep_attr attr = {
 		.addr = &ep->addr,
 		.max_ops = GBA_TX_SIZE,
+		.eager_max = (uint32_t)gba_params.eager_size,
 		.ops = &gba_eng_ops,
 		.ctx = ep,
 	};

@@ -699,7 +699,7 @@ static ssize_t gba_msg_send_do(struct gba_ep *ep, const struct iovec *iov,
 	}
 	ret = gba_eng_send(ep->eng, peer, iov, count, tag, data, wire,
 			   (uintptr_t)req);
-	if (ret < 0 && req)
+	if (ret && req) /* not sent, or copied (up to FI_GBA_EAGER_SIZE) */
 		gba_tx_req_put(ep, req);
 out:
 	gba_ep_data_unlock(ep, token);

@@ -17,6 +17,7 @@ struct gba_params gba_params = {
 	.eq_size = GBA_EQ_DEF_SIZE,
 	.barrier_timeout_ms = -1,
 	.progress = FI_PROGRESS_MANUAL,
+	.eager_size = GBA_ENG_EAGER_MAX,
 };
 
 /*
@@ -81,6 +82,15 @@ void gba_params_read(void)
 		"runs triggered and deferred work while the host computes; "
 		"FI_PROGRESS_AUTO in the hints does the same) "
 		"(default: manual)");
+	fi_param_define(
+		&gba_prov, "eager_size", FI_PARAM_SIZE_T,
+		"Largest message copied through the receiver's queue (in "
+		"several of its slots above %d bytes, the send complete at "
+		"once); larger messages are read by the receiver from the "
+		"sender's memory with cross-memory attach.  Up to %d: one "
+		"slot only (default: %d, max %d)",
+		GBA_ENG_INLINE, GBA_ENG_INLINE, GBA_ENG_EAGER_MAX,
+		GBA_ENG_EAGER_MAX);
 
 	if (!fi_param_get_str(&gba_prov, "device", &str) && str && *str) {
 		gba_params.device = strdup(str);
@@ -105,6 +115,8 @@ void gba_params_read(void)
 			&gba_params.cq_size);
 	gba_params_size("eq_size", "FI_GBA_EQ_SIZE", GBA_EQ_MAX_SIZE,
 			&gba_params.eq_size);
+	gba_params_size("eager_size", "FI_GBA_EAGER_SIZE", GBA_ENG_EAGER_MAX,
+			&gba_params.eager_size);
 	if (!fi_param_get_int(&gba_prov, "barrier_timeout", &ival)) {
 		if (ival >= -1)
 			gba_params.barrier_timeout_ms = ival;
@@ -116,11 +128,12 @@ void gba_params_read(void)
 	}
 	FI_INFO(&gba_prov, FI_LOG_CORE,
 		"device=%s offload=%d cq_size=%zu eq_size=%zu "
-		"barrier_timeout=%d ms progress=%s\n",
+		"barrier_timeout=%d ms progress=%s eager_size=%zu\n",
 		gba_params.device ? gba_params.device : "(default)",
 		gba_params.offload, gba_params.cq_size, gba_params.eq_size,
 		gba_params.barrier_timeout_ms,
-		fi_tostr(&gba_params.progress, FI_TYPE_PROGRESS));
+		fi_tostr(&gba_params.progress, FI_TYPE_PROGRESS),
+		gba_params.eager_size);
 }
 
 /*
