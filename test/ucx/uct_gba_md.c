@@ -8,11 +8,11 @@
  * mapped by another process through its remote key (uct_rkey_ptr) and
  * written there; the transport's one device, an interface's capabilities
  * and an endpoint to the interface itself: active messages of every kind
- * delivered inside the send, direct (self) puts and atomics,
- * accesses through the queue for restricted registrations, out-of-range
- * accesses that touch nothing, and a fence that orders direct accesses
- * after queued ones; large active messages holding chunks of the sender's
- * transmit region, given back when their receiver closes.
+ * delivered inside the send, empty puts and gets, direct (self) puts and
+ * atomics, accesses through the queue for restricted registrations,
+ * out-of-range accesses that touch nothing, and a fence that orders direct
+ * accesses after queued ones; large active messages holding chunks of the
+ * sender's transmit region, given back when their receiver closes.
  *
  * Usage: uct_gba_md [path of libuct_gba.so]
  * (default: $top_builddir/ucx/uct_gba/.libs/libuct_gba.so)
@@ -301,6 +301,38 @@ static void test_self_am(uct_iface_h iface, uct_ep_h ep)
 	CHECK(uct_iface_progress(iface) == 0); /* nothing went through the queue */
 }
 
+static size_t empty_pack(void *dest, void *arg)
+{
+	return 0;
+}
+
+static void empty_unpack(void *arg, const void *data, size_t length)
+{
+	CHECK(!"unpack called for an empty get_bcopy");
+}
+
+/* Puts and gets of no bytes complete at once and touch nothing, whatever
+ * the remote key: UCT_INVALID_RKEY too, as UCX's shared-memory transports
+ * take it */
+static void test_empty_rma(uct_ep_h ep)
+{
+	uct_iov_t iov = {.buffer = NULL,
+			 .length = 0,
+			 .memh = UCT_MEM_HANDLE_NULL,
+			 .count = 1};
+
+	CHECK(uct_ep_put_short(ep, NULL, 0, 0, UCT_INVALID_RKEY) == UCS_OK);
+	CHECK(uct_ep_put_bcopy(ep, empty_pack, NULL, 0, UCT_INVALID_RKEY) ==
+	      0);
+	CHECK(uct_ep_put_zcopy(ep, &iov, 1, 0, UCT_INVALID_RKEY, NULL) ==
+	      UCS_OK);
+	CHECK(uct_ep_get_zcopy(ep, &iov, 1, 0, UCT_INVALID_RKEY, NULL) ==
+	      UCS_OK);
+	CHECK(uct_ep_get_bcopy(ep, empty_unpack, NULL, 0, 0, UCT_INVALID_RKEY,
+			       NULL) == UCS_OK);
+	CHECK(uct_ep_flush(ep, 0, NULL) == UCS_OK);
+}
+
 /* Parameters opening transport gba on device @dev */
 static void iface_params(uct_iface_params_t *params, const char *dev)
 {
@@ -554,6 +586,7 @@ static void test_iface(uct_component_h component, uct_md_h md)
 		ep_params.iface_addr = (uct_iface_addr_t *)ifa;
 		REQUIRE(uct_ep_create(&ep_params, &ep) == UCS_OK);
 		test_self_am(iface, ep);
+		test_empty_rma(ep);
 		REQUIRE(uct_md_mem_reg(md, &target, sizeof(target),
 				       UCT_MD_MEM_ACCESS_ALL, &memh) == UCS_OK);
 		rkey_buf = malloc(64);

@@ -27,6 +27,14 @@
         return UCS_ERR_NO_RESOURCE;                                            \
     }
 
+/* A put or get of no bytes touches no memory and completes at once; its
+ * remote key may be UCT_INVALID_RKEY (as UCX's shared-memory transports
+ * take it) */
+#define UCT_GBA_CHECK_EMPTY(_length, _ret)                                     \
+    if (ucs_unlikely((_length) == 0)) {                                        \
+        return (_ret);                                                         \
+    }
+
 
 static UCS_F_ALWAYS_INLINE uct_gba_iface_t *uct_gba_ep_iface(uct_gba_ep_t *ep)
 {
@@ -580,6 +588,7 @@ uct_gba_ep_put_short_nolock(uct_ep_h tl_ep, const void *buffer, unsigned length,
         return status;
     }
     UCT_GBA_CHECK_RES(iface);
+    UCT_GBA_CHECK_EMPTY(length, UCS_OK);
 
     ptr = uct_gba_ep_direct(ep, rkey, remote_addr, length);
     if (ucs_likely(ptr != NULL)) {
@@ -614,6 +623,8 @@ uct_gba_ep_put_bcopy_nolock(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
     vec.iov_len  = pack_cb(iface->tx_buf, arg);
     ucs_assertv(vec.iov_len <= UCT_GBA_MAX_INLINE, "packed %zu bytes",
                 vec.iov_len);
+    UCT_GBA_CHECK_EMPTY(vec.iov_len, 0);
+
     ptr = uct_gba_ep_direct(ep, rkey, remote_addr, vec.iov_len);
     if (ptr != NULL) {
         memcpy(ptr, vec.iov_base, vec.iov_len);
@@ -647,6 +658,7 @@ static UCS_F_ALWAYS_INLINE ucs_status_t uct_gba_ep_rma_zcopy(
         return status;
     }
     UCT_GBA_CHECK_RES(iface);
+    UCT_GBA_CHECK_EMPTY(total, UCS_OK);
 
     ptr = uct_gba_ep_direct(ep, rkey, remote_addr, total);
     if (ptr != NULL) {
@@ -713,6 +725,7 @@ uct_gba_ep_get_bcopy_nolock(uct_ep_h tl_ep, uct_unpack_callback_t unpack_cb,
         return status;
     }
     UCT_GBA_CHECK_RES(iface);
+    UCT_GBA_CHECK_EMPTY(length, UCS_OK);
 
     ptr = uct_gba_ep_direct(ep, rkey, remote_addr, length);
     if (ptr != NULL) {
