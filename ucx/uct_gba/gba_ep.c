@@ -134,7 +134,9 @@ static UCS_F_ALWAYS_INLINE ucs_status_t uct_gba_ep_start_status(int ret)
     return uct_gba_status(ret);
 }
 
-/* UCS_ERR_INVALID_PARAM, with a message, when @length exceeds @max */
+/* UCS_ERR_INVALID_PARAM, with a message, when @length exceeds @max; the
+ * message has the words of UCX's own (UCT_CHECK_LENGTH): "invalid <what>
+ * length" */
 static UCS_F_ALWAYS_INLINE ucs_status_t uct_gba_check_length(const char *what,
                                                              size_t length,
                                                              size_t max)
@@ -143,7 +145,7 @@ static UCS_F_ALWAYS_INLINE ucs_status_t uct_gba_check_length(const char *what,
         return UCS_OK;
     }
 
-    ucs_error("gba: %s of %zu bytes (at most %zu)", what, length, max);
+    ucs_error("gba: invalid %s length %zu (at most %zu)", what, length, max);
     return UCS_ERR_INVALID_PARAM;
 }
 
