@@ -344,19 +344,21 @@ static void iface_params(uct_iface_params_t *params, const char *dev)
 	params->mode.device.dev_name = dev;
 }
 
-/* An endpoint from @iface to a new interface of @md; the interface in
- * *@peer_p */
+/* An endpoint from @iface to a new interface of @md, opened with @params
+ * (NULL: iface_params' defaults); the interface in *@peer_p */
 static uct_ep_h ep_to_new_iface(uct_md_h md, uct_worker_h worker,
-				uct_iface_config_t *config, uct_iface_h iface,
-				uct_iface_h *peer_p)
+				uct_iface_config_t *config,
+				const uct_iface_params_t *params,
+				uct_iface_h iface, uct_iface_h *peer_p)
 {
 	unsigned char dev[8], ifa[24];
-	uct_iface_params_t params;
+	uct_iface_params_t defaults;
 	uct_ep_params_t ep_params;
 	uct_ep_h ep;
 
-	iface_params(&params, "gba");
-	REQUIRE(uct_iface_open(md, worker, &params, config, peer_p) == UCS_OK);
+	iface_params(&defaults, "gba");
+	REQUIRE(uct_iface_open(md, worker, params ? params : &defaults, config,
+			       peer_p) == UCS_OK);
 	REQUIRE(uct_iface_get_device_address(*peer_p,
 					    (uct_device_addr_t *)dev) == UCS_OK);
 	REQUIRE(uct_iface_get_address(*peer_p, (uct_iface_addr_t *)ifa) ==
@@ -386,8 +388,8 @@ static void test_chunks(uct_md_h md, uct_worker_h worker,
 	ssize_t ret = 0;
 	int i;
 
-	to_idle = ep_to_new_iface(md, worker, config, iface, &idle);
-	to_other = ep_to_new_iface(md, worker, config, iface, &other);
+	to_idle = ep_to_new_iface(md, worker, config, NULL, iface, &idle);
+	to_other = ep_to_new_iface(md, worker, config, NULL, iface, &other);
 	REQUIRE(uct_iface_set_am_handler(other, 3, self_am_handler, NULL, 0) ==
 		UCS_OK);
 	for (i = 0; i < 16; i++)
@@ -439,8 +441,11 @@ static void zcopy_completed(uct_completion_t *comp)
 
 /* UCX_GBA_TX_CHUNKS=0: no transmit region.  am_bcopy goes up to a queue
  * slot's size; a larger am_zcopy is read in place by the receiver, whose
- * handler gets a receive descriptor it may keep; the send completes once
- * the receiver has read it.  More than 64 chunks is refused. */
+ * handler gets a receive descriptor it may keep, aligned as the receiver's
+ * UCT_IFACE_PARAM_FIELD_AM_ALIGNMENT asked; the send completes once the
+ * receiver has read it.  More than 64 chunks is refused, and so are an
+ * alignment that is not a power of two and an alignment offset without an
+ * alignment. */
 static void test_no_chunks(uct_md_h md, uct_worker_h worker,
 			   uct_iface_config_t *config, uct_iface_h iface)
 {
@@ -462,8 +467,31 @@ static void test_no_chunks(uct_md_h md, uct_worker_h worker,
 	      UCS_ERR_INVALID_PARAM);
 
 	REQUIRE(uct_config_modify(config, "TX_CHUNKS", "0") == UCS_OK);
-	uct_ep_destroy(ep_to_new_iface(md, worker, config, iface, &sender));
-	ep = ep_to_new_iface(md, worker, config, sender, &receiver);
+	iface_params(&params, "gba");
+	params.field_mask |= UCT_IFACE_PARAM_FIELD_AM_ALIGNMENT;
+	for (i = 0; i < 2; i++) {
+		params.am_alignment = i ? 0 : 3;
+		fprintf(stderr, "(an error about AM alignment %zu is "
+				"expected)\n", params.am_alignment);
+		CHECK(uct_iface_open(md, worker, &params, config, &bad) ==
+		      UCS_ERR_INVALID_PARAM);
+	}
+	iface_params(&params, "gba");
+	params.field_mask |= UCT_IFACE_PARAM_FIELD_AM_ALIGN_OFFSET;
+	params.am_align_offset = 3;
+	fprintf(stderr, "(an error about the alignment offset is expected)\n");
+	CHECK(uct_iface_open(md, worker, &params, config, &bad) ==
+	      UCS_ERR_INVALID_PARAM);
+
+	uct_ep_destroy(
+		ep_to_new_iface(md, worker, config, NULL, iface, &sender));
+	/* the receiver asks for its data + 3 to be aligned to 4096 bytes */
+	iface_params(&params, "gba");
+	params.field_mask |= UCT_IFACE_PARAM_FIELD_AM_ALIGNMENT |
+			     UCT_IFACE_PARAM_FIELD_AM_ALIGN_OFFSET;
+	params.am_alignment = 4096;
+	params.am_align_offset = 3;
+	ep = ep_to_new_iface(md, worker, config, &params, sender, &receiver);
 	REQUIRE(uct_iface_query(sender, &attr) == UCS_OK);
 	CHECK(attr.cap.am.max_bcopy == 4032);
 	CHECK(attr.cap.am.max_zcopy == 65536);
@@ -494,7 +522,7 @@ static void test_no_chunks(uct_md_h md, uct_worker_h worker,
 		uct_iface_progress(receiver);
 	CHECK(self_am.count == 2 && self_am.length == sizeof(payload) + 1 &&
 	      self_am.first == 0x33 && self_am.last == 0x99);
-	CHECK(kept_desc != NULL);
+	CHECK(kept_desc != NULL && ((uintptr_t)kept_desc + 3) % 4096 == 0);
 	for (i = 0; i < 100000 && !zcopy_done.count; i++)
 		uct_iface_progress(sender);
 	CHECK(zcopy_done.count == 1 && zcopy_done.status == UCS_OK);
