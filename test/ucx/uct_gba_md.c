@@ -12,7 +12,8 @@
  * atomics, accesses through the queue for restricted registrations,
  * out-of-range accesses that touch nothing, and a fence that orders direct
  * accesses after queued ones; large active messages holding chunks of the
- * sender's transmit region, given back when their receiver closes.
+ * sender's transmit region, given back when their receiver closes, and
+ * dropped without an error when their sender closed first.
  *
  * Usage: uct_gba_md [path of libuct_gba.so]
  * (default: $top_builddir/ucx/uct_gba/.libs/libuct_gba.so)
@@ -431,6 +432,52 @@ static void test_chunks(uct_md_h md, uct_worker_h worker,
 	uct_iface_close(other);
 }
 
+/* Errors UCX logged while count_errors was pushed */
+static unsigned logged_errors;
+
+static ucs_log_func_rc_t count_errors(const char *file, unsigned line,
+				      const char *function,
+				      ucs_log_level_t level,
+				      const ucs_log_component_config_t *comp,
+				      const char *message, va_list ap)
+{
+	if (level <= UCS_LOG_LEVEL_ERROR)
+		logged_errors++;
+	return UCS_LOG_FUNC_RC_CONTINUE;
+}
+
+/* A large am_bcopy whose sender closes its interface before the receiver
+ * reads the chunk: the receiver finds the region gone and drops the
+ * message without an error (as those of an endpoint destroyed without a
+ * flush) */
+static void test_chunk_sender_gone(uct_md_h md, uct_worker_h worker,
+				   uct_iface_config_t *config,
+				   uct_iface_h iface)
+{
+	size_t length = 10000;
+	uct_iface_h sender, receiver;
+	uct_ep_h ep;
+	int i;
+
+	uct_ep_destroy(
+		ep_to_new_iface(md, worker, config, NULL, iface, &sender));
+	ep = ep_to_new_iface(md, worker, config, NULL, sender, &receiver);
+	REQUIRE(uct_iface_set_am_handler(receiver, 3, self_am_handler, NULL,
+					 0) == UCS_OK);
+	CHECK(uct_ep_am_bcopy(ep, 3, self_am_pack, &length, 0) == 10000);
+	uct_ep_destroy(ep);
+	uct_iface_close(sender);
+
+	self_am.count = 0;
+	logged_errors = 0;
+	ucs_log_push_handler(count_errors);
+	for (i = 0; i < 1000; i++)
+		uct_iface_progress(receiver);
+	ucs_log_pop_handler();
+	CHECK(self_am.count == 0 && logged_errors == 0);
+	uct_iface_close(receiver);
+}
+
 /* A receive descriptor a handler kept (UCT_CB_PARAM_FLAG_DESC) */
 static void *kept_desc;
 
@@ -765,6 +812,7 @@ static void test_iface(uct_component_h component, uct_md_h md)
 		CHECK(uct_md_mem_dereg(md, memh) == UCS_OK);
 	}
 	test_chunks(md, worker, config, iface);
+	test_chunk_sender_gone(md, worker, config, iface);
 	test_no_chunks(md, worker, config, iface);
 	CHECK(uct_iface_flush(iface, 0, NULL) == UCS_OK);
 	CHECK(uct_iface_progress(iface) == 0);
