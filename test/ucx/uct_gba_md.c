@@ -8,11 +8,12 @@
  * mapped by another process through its remote key (uct_rkey_ptr) and
  * written there; the transport's one device, an interface's capabilities
  * and an endpoint to the interface itself: active messages of every kind
- * delivered inside the send, direct (self) puts and atomics,
- * accesses through the queue for restricted registrations, out-of-range
- * accesses that touch nothing, and a fence that orders direct accesses
- * after queued ones; large active messages holding chunks of the sender's
- * transmit region, given back when their receiver closes.
+ * run by the progress, empty puts and gets, direct (self) puts and
+ * atomics, accesses through the queue for restricted registrations,
+ * out-of-range accesses that touch nothing, and a fence that orders direct
+ * accesses after queued ones; large active messages holding chunks of the
+ * sender's transmit region, given back when their receiver closes, and
+ * dropped without an error when their sender closed first.
  *
  * Usage: uct_gba_md [path of libuct_gba.so]
  * (default: $top_builddir/ucx/uct_gba/.libs/libuct_gba.so)
@@ -271,7 +272,17 @@ static size_t self_am_pack(void *dest, void *arg)
 	return length;
 }
 
-/* The self path: the handler runs inside the send, for every kind */
+/* Progress @iface until the self_am handler has run @count times */
+static void self_am_wait(uct_iface_h iface, unsigned count)
+{
+	int i;
+
+	for (i = 0; i < 100000 && self_am.count < count; i++)
+		uct_iface_progress(iface);
+}
+
+/* Active messages of every kind to the interface itself: the handler runs
+ * in uct_iface_progress, never inside the send (UCT_IFACE_FLAG_CB_SYNC) */
 static void test_self_am(uct_iface_h iface, uct_ep_h ep)
 {
 	static unsigned char payload[20000];
@@ -283,11 +294,16 @@ static void test_self_am(uct_iface_h iface, uct_ep_h ep)
 		UCS_OK);
 	memset(payload, 0x77, sizeof(payload));
 	payload[sizeof(payload) - 1] = 0x99;
+	self_am.count = 0;
 	CHECK(uct_ep_am_short(ep, 3, header, payload, 100) == UCS_OK);
+	CHECK(self_am.count == 0);
+	self_am_wait(iface, 1);
 	CHECK(self_am.count == 1 && self_am.length == 108 &&
 	      self_am.first == 0x33 && self_am.last == 0x77);
 	length = 10000;
 	CHECK(uct_ep_am_bcopy(ep, 3, self_am_pack, &length, 0) == 10000);
+	CHECK(self_am.count == 1);
+	self_am_wait(iface, 2);
 	CHECK(self_am.count == 2 && self_am.length == 10000 &&
 	      self_am.first == 0x11 && self_am.last == 0x5a);
 	iov.buffer = payload;
@@ -296,9 +312,42 @@ static void test_self_am(uct_iface_h iface, uct_ep_h ep)
 	iov.stride = 0;
 	iov.count = 1;
 	CHECK(uct_ep_am_zcopy(ep, 3, &header, 1, &iov, 1, 0, NULL) == UCS_OK);
+	CHECK(self_am.count == 2);
+	self_am_wait(iface, 3);
 	CHECK(self_am.count == 3 && self_am.length == sizeof(payload) + 1 &&
 	      self_am.first == 0x33 && self_am.last == 0x99);
-	CHECK(uct_iface_progress(iface) == 0); /* nothing went through the queue */
+}
+
+static size_t empty_pack(void *dest, void *arg)
+{
+	return 0;
+}
+
+static void empty_unpack(void *arg, const void *data, size_t length)
+{
+	CHECK(!"unpack called for an empty get_bcopy");
+}
+
+/* Puts and gets of no bytes complete at once and touch nothing, whatever
+ * the remote key: UCT_INVALID_RKEY too, as UCX's shared-memory transports
+ * take it */
+static void test_empty_rma(uct_ep_h ep)
+{
+	uct_iov_t iov = {.buffer = NULL,
+			 .length = 0,
+			 .memh = UCT_MEM_HANDLE_NULL,
+			 .count = 1};
+
+	CHECK(uct_ep_put_short(ep, NULL, 0, 0, UCT_INVALID_RKEY) == UCS_OK);
+	CHECK(uct_ep_put_bcopy(ep, empty_pack, NULL, 0, UCT_INVALID_RKEY) ==
+	      0);
+	CHECK(uct_ep_put_zcopy(ep, &iov, 1, 0, UCT_INVALID_RKEY, NULL) ==
+	      UCS_OK);
+	CHECK(uct_ep_get_zcopy(ep, &iov, 1, 0, UCT_INVALID_RKEY, NULL) ==
+	      UCS_OK);
+	CHECK(uct_ep_get_bcopy(ep, empty_unpack, NULL, 0, 0, UCT_INVALID_RKEY,
+			       NULL) == UCS_OK);
+	CHECK(uct_ep_flush(ep, 0, NULL) == UCS_OK);
 }
 
 /* Parameters opening transport gba on device @dev */
@@ -312,19 +361,21 @@ static void iface_params(uct_iface_params_t *params, const char *dev)
 	params->mode.device.dev_name = dev;
 }
 
-/* An endpoint from @iface to a new interface of @md; the interface in
- * *@peer_p */
+/* An endpoint from @iface to a new interface of @md, opened with @params
+ * (NULL: iface_params' defaults); the interface in *@peer_p */
 static uct_ep_h ep_to_new_iface(uct_md_h md, uct_worker_h worker,
-				uct_iface_config_t *config, uct_iface_h iface,
-				uct_iface_h *peer_p)
+				uct_iface_config_t *config,
+				const uct_iface_params_t *params,
+				uct_iface_h iface, uct_iface_h *peer_p)
 {
 	unsigned char dev[8], ifa[24];
-	uct_iface_params_t params;
+	uct_iface_params_t defaults;
 	uct_ep_params_t ep_params;
 	uct_ep_h ep;
 
-	iface_params(&params, "gba");
-	REQUIRE(uct_iface_open(md, worker, &params, config, peer_p) == UCS_OK);
+	iface_params(&defaults, "gba");
+	REQUIRE(uct_iface_open(md, worker, params ? params : &defaults, config,
+			       peer_p) == UCS_OK);
 	REQUIRE(uct_iface_get_device_address(*peer_p,
 					    (uct_device_addr_t *)dev) == UCS_OK);
 	REQUIRE(uct_iface_get_address(*peer_p, (uct_iface_addr_t *)ifa) ==
@@ -354,8 +405,8 @@ static void test_chunks(uct_md_h md, uct_worker_h worker,
 	ssize_t ret = 0;
 	int i;
 
-	to_idle = ep_to_new_iface(md, worker, config, iface, &idle);
-	to_other = ep_to_new_iface(md, worker, config, iface, &other);
+	to_idle = ep_to_new_iface(md, worker, config, NULL, iface, &idle);
+	to_other = ep_to_new_iface(md, worker, config, NULL, iface, &other);
 	REQUIRE(uct_iface_set_am_handler(other, 3, self_am_handler, NULL, 0) ==
 		UCS_OK);
 	for (i = 0; i < 16; i++)
@@ -379,6 +430,52 @@ static void test_chunks(uct_md_h md, uct_worker_h worker,
 	      self_am.first == 0x11 && self_am.last == 0x5a);
 	uct_ep_destroy(to_other);
 	uct_iface_close(other);
+}
+
+/* Errors UCX logged while count_errors was pushed */
+static unsigned logged_errors;
+
+static ucs_log_func_rc_t count_errors(const char *file, unsigned line,
+				      const char *function,
+				      ucs_log_level_t level,
+				      const ucs_log_component_config_t *comp,
+				      const char *message, va_list ap)
+{
+	if (level <= UCS_LOG_LEVEL_ERROR)
+		logged_errors++;
+	return UCS_LOG_FUNC_RC_CONTINUE;
+}
+
+/* A large am_bcopy whose sender closes its interface before the receiver
+ * reads the chunk: the receiver finds the region gone and drops the
+ * message without an error (as those of an endpoint destroyed without a
+ * flush) */
+static void test_chunk_sender_gone(uct_md_h md, uct_worker_h worker,
+				   uct_iface_config_t *config,
+				   uct_iface_h iface)
+{
+	size_t length = 10000;
+	uct_iface_h sender, receiver;
+	uct_ep_h ep;
+	int i;
+
+	uct_ep_destroy(
+		ep_to_new_iface(md, worker, config, NULL, iface, &sender));
+	ep = ep_to_new_iface(md, worker, config, NULL, sender, &receiver);
+	REQUIRE(uct_iface_set_am_handler(receiver, 3, self_am_handler, NULL,
+					 0) == UCS_OK);
+	CHECK(uct_ep_am_bcopy(ep, 3, self_am_pack, &length, 0) == 10000);
+	uct_ep_destroy(ep);
+	uct_iface_close(sender);
+
+	self_am.count = 0;
+	logged_errors = 0;
+	ucs_log_push_handler(count_errors);
+	for (i = 0; i < 1000; i++)
+		uct_iface_progress(receiver);
+	ucs_log_pop_handler();
+	CHECK(self_am.count == 0 && logged_errors == 0);
+	uct_iface_close(receiver);
 }
 
 /* A receive descriptor a handler kept (UCT_CB_PARAM_FLAG_DESC) */
@@ -407,8 +504,11 @@ static void zcopy_completed(uct_completion_t *comp)
 
 /* UCX_GBA_TX_CHUNKS=0: no transmit region.  am_bcopy goes up to a queue
  * slot's size; a larger am_zcopy is read in place by the receiver, whose
- * handler gets a receive descriptor it may keep; the send completes once
- * the receiver has read it.  More than 64 chunks is refused. */
+ * handler gets a receive descriptor it may keep, aligned as the receiver's
+ * UCT_IFACE_PARAM_FIELD_AM_ALIGNMENT asked; the send completes once the
+ * receiver has read it.  More than 64 chunks is refused, and so are an
+ * alignment that is not a power of two and an alignment offset without an
+ * alignment. */
 static void test_no_chunks(uct_md_h md, uct_worker_h worker,
 			   uct_iface_config_t *config, uct_iface_h iface)
 {
@@ -430,8 +530,31 @@ static void test_no_chunks(uct_md_h md, uct_worker_h worker,
 	      UCS_ERR_INVALID_PARAM);
 
 	REQUIRE(uct_config_modify(config, "TX_CHUNKS", "0") == UCS_OK);
-	uct_ep_destroy(ep_to_new_iface(md, worker, config, iface, &sender));
-	ep = ep_to_new_iface(md, worker, config, sender, &receiver);
+	iface_params(&params, "gba");
+	params.field_mask |= UCT_IFACE_PARAM_FIELD_AM_ALIGNMENT;
+	for (i = 0; i < 2; i++) {
+		params.am_alignment = i ? 0 : 3;
+		fprintf(stderr, "(an error about AM alignment %zu is "
+				"expected)\n", params.am_alignment);
+		CHECK(uct_iface_open(md, worker, &params, config, &bad) ==
+		      UCS_ERR_INVALID_PARAM);
+	}
+	iface_params(&params, "gba");
+	params.field_mask |= UCT_IFACE_PARAM_FIELD_AM_ALIGN_OFFSET;
+	params.am_align_offset = 3;
+	fprintf(stderr, "(an error about the alignment offset is expected)\n");
+	CHECK(uct_iface_open(md, worker, &params, config, &bad) ==
+	      UCS_ERR_INVALID_PARAM);
+
+	uct_ep_destroy(
+		ep_to_new_iface(md, worker, config, NULL, iface, &sender));
+	/* the receiver asks for its data + 3 to be aligned to 4096 bytes */
+	iface_params(&params, "gba");
+	params.field_mask |= UCT_IFACE_PARAM_FIELD_AM_ALIGNMENT |
+			     UCT_IFACE_PARAM_FIELD_AM_ALIGN_OFFSET;
+	params.am_alignment = 4096;
+	params.am_align_offset = 3;
+	ep = ep_to_new_iface(md, worker, config, &params, sender, &receiver);
 	REQUIRE(uct_iface_query(sender, &attr) == UCS_OK);
 	CHECK(attr.cap.am.max_bcopy == 4032);
 	CHECK(attr.cap.am.max_zcopy == 65536);
@@ -462,7 +585,7 @@ static void test_no_chunks(uct_md_h md, uct_worker_h worker,
 		uct_iface_progress(receiver);
 	CHECK(self_am.count == 2 && self_am.length == sizeof(payload) + 1 &&
 	      self_am.first == 0x33 && self_am.last == 0x99);
-	CHECK(kept_desc != NULL);
+	CHECK(kept_desc != NULL && ((uintptr_t)kept_desc + 3) % 4096 == 0);
 	for (i = 0; i < 100000 && !zcopy_done.count; i++)
 		uct_iface_progress(sender);
 	CHECK(zcopy_done.count == 1 && zcopy_done.status == UCS_OK);
@@ -554,6 +677,7 @@ static void test_iface(uct_component_h component, uct_md_h md)
 		ep_params.iface_addr = (uct_iface_addr_t *)ifa;
 		REQUIRE(uct_ep_create(&ep_params, &ep) == UCS_OK);
 		test_self_am(iface, ep);
+		test_empty_rma(ep);
 		REQUIRE(uct_md_mem_reg(md, &target, sizeof(target),
 				       UCT_MD_MEM_ACCESS_ALL, &memh) == UCS_OK);
 		rkey_buf = malloc(64);
@@ -688,6 +812,7 @@ static void test_iface(uct_component_h component, uct_md_h md)
 		CHECK(uct_md_mem_dereg(md, memh) == UCS_OK);
 	}
 	test_chunks(md, worker, config, iface);
+	test_chunk_sender_gone(md, worker, config, iface);
 	test_no_chunks(md, worker, config, iface);
 	CHECK(uct_iface_flush(iface, 0, NULL) == UCS_OK);
 	CHECK(uct_iface_progress(iface) == 0);

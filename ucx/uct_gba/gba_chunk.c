@@ -15,6 +15,7 @@
 #include <ucs/arch/cpu.h>
 #include <ucs/sys/math.h>
 #include <ucs/sys/sys.h>
+#include <errno.h>
 #include <string.h>
 
 
@@ -170,7 +171,15 @@ static uint8_t *uct_gba_chunk_map(uct_gba_chunks_t *chunks, uint32_t pid,
 
     ret = gba_eng_seg_attach(pid, notice->fd, notice->seg_len, notice->cookie,
                              &addr);
-    if (ret < 0) {
+    if ((ret == -ENOENT) || (ret == -ESTALE)) {
+        /* The sender closed its interface (or exited) before this message
+         * was read: it is dropped, as a closed endpoint's messages are */
+        ucs_diag("gba: dropped a message of process %u: its transmit region "
+                 "(fd %d) is closed",
+                 pid, notice->fd);
+        kh_del(uct_gba_chunk_map, &chunks->peers, iter);
+        return NULL;
+    } else if (ret < 0) {
         ucs_error("gba: cannot map the transmit region of process %u (fd %d): "
                   "%s",
                   pid, notice->fd, strerror(-ret));

@@ -118,7 +118,9 @@ void uct_gba_chunk_unsend(uct_gba_chunks_t *chunks);
  * chunk for its sender.
  *
  * @return UCS_OK, UCS_ERR_INVALID_PARAM (a notice outside the region),
- *         UCS_ERR_IO_ERROR (the region cannot be mapped).
+ *         UCS_ERR_IO_ERROR (the region cannot be mapped; or it is closed:
+ *         the sender closed its interface before the message was read, and
+ *         the message is dropped, logged at the diag level only).
  */
 ucs_status_t uct_gba_chunk_recv(uct_gba_chunks_t *chunks, uint32_t pid,
                                 const uct_gba_chunk_notice_t *notice,

@@ -27,6 +27,14 @@
         return UCS_ERR_NO_RESOURCE;                                            \
     }
 
+/* A put or get of no bytes touches no memory and completes at once; its
+ * remote key may be UCT_INVALID_RKEY (as UCX's shared-memory transports
+ * take it) */
+#define UCT_GBA_CHECK_EMPTY(_length, _ret)                                     \
+    if (ucs_unlikely((_length) == 0)) {                                        \
+        return (_ret);                                                         \
+    }
+
 
 static UCS_F_ALWAYS_INLINE uct_gba_iface_t *uct_gba_ep_iface(uct_gba_ep_t *ep)
 {
@@ -126,7 +134,9 @@ static UCS_F_ALWAYS_INLINE ucs_status_t uct_gba_ep_start_status(int ret)
     return uct_gba_status(ret);
 }
 
-/* UCS_ERR_INVALID_PARAM, with a message, when @length exceeds @max */
+/* UCS_ERR_INVALID_PARAM, with a message, when @length exceeds @max; the
+ * message has the words of UCX's own (UCT_CHECK_LENGTH): "invalid <what>
+ * length" */
 static UCS_F_ALWAYS_INLINE ucs_status_t uct_gba_check_length(const char *what,
                                                              size_t length,
                                                              size_t max)
@@ -135,7 +145,7 @@ static UCS_F_ALWAYS_INLINE ucs_status_t uct_gba_check_length(const char *what,
         return UCS_OK;
     }
 
-    ucs_error("gba: %s of %zu bytes (at most %zu)", what, length, max);
+    ucs_error("gba: invalid %s length %zu (at most %zu)", what, length, max);
     return UCS_ERR_INVALID_PARAM;
 }
 
@@ -237,51 +247,10 @@ static void uct_gba_ep_direct_copy(int put, const struct iovec *vec,
 
 /* Active messages: the engine's tag carries the AM id */
 
-/* Run the handler of @id on @length bytes in @buf, a buf_mp buffer it
- * then gives back */
-static void uct_gba_ep_am_self_deliver(uct_gba_iface_t *iface, uint8_t id,
-                                       void *buf, size_t length)
-{
-    uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_RECV, id, buf, length,
-                       "RX: AM (self)");
-    uct_iface_invoke_am(&iface->super, id, buf, length, 0);
-    ucs_mpool_put_inline(buf);
-}
-
-/* The self path (doc/design.md section 2): an active message to the endpoint's
- * own interface runs its handler at once, on a copy of the @count entries
- * of @vec (at most UCX_GBA_SEG_SIZE bytes), without the queue */
-static ucs_status_t uct_gba_ep_am_self(uct_gba_ep_t *ep, uint8_t id,
-                                       const struct iovec *vec, size_t count)
-{
-    uct_gba_iface_t *iface = uct_gba_ep_iface(ep);
-    size_t i, length = 0;
-    void *buf;
-
-    buf = ucs_mpool_get_inline(&iface->buf_mp);
-    if (ucs_unlikely(buf == NULL)) {
-        return UCS_ERR_NO_MEMORY;
-    }
-
-    for (i = 0; i < count; ++i) {
-        ucs_assert(length + vec[i].iov_len <= iface->seg_size);
-        memcpy(UCS_PTR_BYTE_OFFSET(buf, length), vec[i].iov_base,
-               vec[i].iov_len);
-        length += vec[i].iov_len;
-    }
-
-    uct_gba_ep_am_self_deliver(iface, id, buf, length);
-    return UCS_OK;
-}
-
 static UCS_F_ALWAYS_INLINE ucs_status_t uct_gba_ep_am_send_inline(
         uct_gba_ep_t *ep, uint8_t id, const struct iovec *vec, size_t count)
 {
     uct_gba_iface_t *iface = uct_gba_ep_iface(ep);
-
-    if (ucs_unlikely(ep->loopback)) {
-        return uct_gba_ep_am_self(ep, id, vec, count);
-    }
 
     return uct_gba_ep_start_status(
             gba_eng_send(iface->eng_ep, ep->peer, vec, count, id, 0, 0, 0));
@@ -377,18 +346,6 @@ static ssize_t uct_gba_ep_am_bcopy_nolock(uct_ep_h tl_ep, uint8_t id,
     UCT_CHECK_AM_ID(id);
     UCT_GBA_CHECK_RES(iface);
 
-    if (ucs_unlikely(ep->loopback)) {
-        /* The self path: the handler runs on the packed buffer */
-        vec.iov_base = ucs_mpool_get_inline(&iface->buf_mp);
-        if (ucs_unlikely(vec.iov_base == NULL)) {
-            return UCS_ERR_NO_MEMORY;
-        }
-        vec.iov_len = pack_cb(vec.iov_base, arg);
-        uct_gba_ep_am_self_deliver(iface, id, vec.iov_base, vec.iov_len);
-        status = UCS_OK;
-        goto out;
-    }
-
     if (ucs_unlikely(iface->chunks.count == 0)) {
         /* No transmit region (UCX_GBA_TX_CHUNKS=0): max_bcopy is a slot's
          * size, packed into the bounce buffer the engine copies from */
@@ -460,10 +417,6 @@ uct_gba_ep_am_zcopy_nolock(uct_ep_h tl_ep, uint8_t id, const void *header,
 
     vec[0].iov_base = (void *)header;
     vec[0].iov_len  = header_length;
-    if (ucs_unlikely(ep->loopback)) {
-        status = uct_gba_ep_am_self(ep, id, vec, iovcnt + 1);
-        goto out;
-    }
 
     /* Above the queue's inline size, into a free chunk of the transmit
      * region: the sender's one copy, complete at return; the receiver
@@ -580,6 +533,7 @@ uct_gba_ep_put_short_nolock(uct_ep_h tl_ep, const void *buffer, unsigned length,
         return status;
     }
     UCT_GBA_CHECK_RES(iface);
+    UCT_GBA_CHECK_EMPTY(length, UCS_OK);
 
     ptr = uct_gba_ep_direct(ep, rkey, remote_addr, length);
     if (ucs_likely(ptr != NULL)) {
@@ -614,6 +568,8 @@ uct_gba_ep_put_bcopy_nolock(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
     vec.iov_len  = pack_cb(iface->tx_buf, arg);
     ucs_assertv(vec.iov_len <= UCT_GBA_MAX_INLINE, "packed %zu bytes",
                 vec.iov_len);
+    UCT_GBA_CHECK_EMPTY(vec.iov_len, 0);
+
     ptr = uct_gba_ep_direct(ep, rkey, remote_addr, vec.iov_len);
     if (ptr != NULL) {
         memcpy(ptr, vec.iov_base, vec.iov_len);
@@ -647,6 +603,7 @@ static UCS_F_ALWAYS_INLINE ucs_status_t uct_gba_ep_rma_zcopy(
         return status;
     }
     UCT_GBA_CHECK_RES(iface);
+    UCT_GBA_CHECK_EMPTY(total, UCS_OK);
 
     ptr = uct_gba_ep_direct(ep, rkey, remote_addr, total);
     if (ptr != NULL) {
@@ -713,6 +670,7 @@ uct_gba_ep_get_bcopy_nolock(uct_ep_h tl_ep, uct_unpack_callback_t unpack_cb,
         return status;
     }
     UCT_GBA_CHECK_RES(iface);
+    UCT_GBA_CHECK_EMPTY(length, UCS_OK);
 
     ptr = uct_gba_ep_direct(ep, rkey, remote_addr, length);
     if (ptr != NULL) {
@@ -1081,10 +1039,8 @@ static UCS_CLASS_INIT_FUNC(uct_gba_ep_t, const uct_ep_params_t *params)
     }
 
     ucs_list_head_init(&self->ops);
-    self->failed   = 0;
-    self->fenced   = 0;
-    self->loopback = gba_addr_equal(iface_addr,
-                                    gba_eng_ep_addr(iface->eng_ep));
+    self->failed = 0;
+    self->fenced = 0;
     ucs_debug("gba: ep %p to %u/%u", self, iface_addr->pid, iface_addr->ep_id);
     return UCS_OK;
 }

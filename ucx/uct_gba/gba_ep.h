@@ -8,8 +8,7 @@
  * Every other operation goes through the engine (gba/gba_eng.h), which
  * executes the operations of one endpoint at the target in issue order.
  * A fence makes direct accesses wait until the queued operations issued
- * before it completed.  Active messages to the endpoint's own interface
- * run the handler at once (the self path).  Operations that complete later than the call are
+ * before it completed.  Operations that complete later than the call are
  * recorded in the endpoint's list of outstanding operations, in issue
  * order; a flush with a completion is a marker in that list, completed
  * when every operation before it has completed.
@@ -35,7 +34,6 @@ typedef struct uct_gba_ep {
     ucs_list_link_t     ops;      /* Outstanding operations, issue order */
     int                 failed;   /* The peer failed; reported once */
     int                 fenced;   /* A fence waits for queued operations */
-    int                 loopback; /* The peer is the own interface */
 } uct_gba_ep_t;
 /* clang-format on */
 

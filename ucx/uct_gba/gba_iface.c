@@ -536,6 +536,7 @@ static UCS_CLASS_INIT_FUNC(uct_gba_iface_t, uct_md_h md, uct_worker_h worker,
 {
     uct_gba_iface_config_t *config = ucs_derived_of(tl_config,
                                                     uct_gba_iface_config_t);
+    size_t payload_offset, align, align_offset;
     struct gba_eng_ep_attr attr;
     ucs_status_t status;
     int ret;
@@ -622,16 +623,29 @@ static UCS_CLASS_INIT_FUNC(uct_gba_iface_t, uct_md_h md, uct_worker_h worker,
     }
 
     /* Receive descriptor: the pointer uct_recv_desc() reads, the user's
-     * headroom, the message; the handler's data is aligned */
+     * headroom, the message; the handler's data is aligned to a cache line,
+     * or as UCT_IFACE_PARAM_FIELD_AM_ALIGNMENT and _AM_ALIGN_OFFSET ask */
     self->rx_headroom     = (params->field_mask &
                              UCT_IFACE_PARAM_FIELD_RX_HEADROOM) ?
                                     params->rx_headroom :
                                     0;
     self->release_desc.cb = uct_gba_iface_release_desc;
-    status = ucs_mpool_init(&self->rx_mp, 0,
-                            sizeof(void*) + self->rx_headroom + self->seg_size,
-                            sizeof(void*) + self->rx_headroom,
-                            UCS_SYS_CACHE_LINE_SIZE, 4, UINT_MAX,
+    payload_offset        = sizeof(void *) + self->rx_headroom;
+    if ((params->field_mask & UCT_IFACE_PARAM_FIELD_AM_ALIGNMENT) &&
+        !ucs_is_pow2(params->am_alignment)) {
+        ucs_error("gba: AM alignment %zu is not a power of two",
+                  params->am_alignment);
+        status = UCS_ERR_INVALID_PARAM;
+        goto err_buf_mp;
+    }
+    status = uct_iface_param_am_alignment(params, self->seg_size,
+                                          payload_offset, payload_offset,
+                                          &align, &align_offset);
+    if (status != UCS_OK) {
+        goto err_buf_mp;
+    }
+    status = ucs_mpool_init(&self->rx_mp, 0, payload_offset + self->seg_size,
+                            align_offset, align, 4, UINT_MAX,
                             &uct_gba_iface_mpool_ops, "gba_rx_desc");
     if (status != UCS_OK) {
         goto err_buf_mp;
