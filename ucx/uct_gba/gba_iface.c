@@ -162,6 +162,7 @@ uct_gba_iface_am_deliver(uct_gba_iface_t *iface, struct gba_eng_rx *rx)
     uct_gba_chunk_notice_t notice;
     ucs_status_t status;
     struct iovec vec;
+    uct_recv_desc_t *release_desc = &iface->release_desc;
     void *elem, *desc, *data;
     ssize_t copied;
 
@@ -219,7 +220,7 @@ uct_gba_iface_am_deliver(uct_gba_iface_t *iface, struct gba_eng_rx *rx)
         return;
     }
 
-    desc         = UCS_PTR_BYTE_OFFSET(elem, sizeof(void*));
+    desc         = UCS_PTR_BYTE_OFFSET(elem, iface->rx_pad + sizeof(void*));
     data         = UCS_PTR_BYTE_OFFSET(desc, iface->rx_headroom);
     vec.iov_base = data;
     vec.iov_len  = rx->len;
@@ -235,7 +236,10 @@ uct_gba_iface_am_deliver(uct_gba_iface_t *iface, struct gba_eng_rx *rx)
     /* The sender's buffer is free: answer before the handler runs */
     gba_eng_rx_done(iface->eng_ep, rx, 0);
 
-    uct_recv_desc(desc) = &iface->release_desc;
+    /* uct_recv_desc(desc), which an odd headroom or alignment offset may
+     * leave unaligned */
+    memcpy(UCS_PTR_BYTE_OFFSET(desc, -sizeof(void*)), &release_desc,
+           sizeof(release_desc));
     uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_RECV, (uint8_t)id, data,
                        vec.iov_len, "RX: AM");
     status = uct_iface_invoke_am(&iface->super, id, data, vec.iov_len,
@@ -250,7 +254,11 @@ uct_gba_iface_am_deliver(uct_gba_iface_t *iface, struct gba_eng_rx *rx)
  * before it */
 static void uct_gba_iface_release_desc(uct_recv_desc_t *self, void *desc)
 {
-    ucs_mpool_put_inline(UCS_PTR_BYTE_OFFSET(desc, -sizeof(void*)));
+    uct_gba_iface_t *iface = ucs_container_of(self, uct_gba_iface_t,
+                                              release_desc);
+
+    ucs_mpool_put_inline(
+            UCS_PTR_BYTE_OFFSET(desc, -(sizeof(void*) + iface->rx_pad)));
 }
 
 static void uct_gba_iface_fab_complete(void *ctx, uint64_t cookie, int status)
@@ -644,8 +652,13 @@ static UCS_CLASS_INIT_FUNC(uct_gba_iface_t, uct_md_h md, uct_worker_h worker,
     if (status != UCS_OK) {
         goto err_buf_mp;
     }
-    status = ucs_mpool_init(&self->rx_mp, 0, payload_offset + self->seg_size,
-                            align_offset, align, 4, UINT_MAX,
+    /* The element itself stays pointer-aligned (the pool's header before
+     * it, the receive path's loads); a pad in front of the descriptor's
+     * pointer puts the data where the alignment asks */
+    self->rx_pad = (align - (align_offset % align)) % align;
+    status = ucs_mpool_init(&self->rx_mp, 0,
+                            self->rx_pad + payload_offset + self->seg_size, 0,
+                            ucs_max(align, sizeof(void*)), 4, UINT_MAX,
                             &uct_gba_iface_mpool_ops, "gba_rx_desc");
     if (status != UCS_OK) {
         goto err_buf_mp;

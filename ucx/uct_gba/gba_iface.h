@@ -76,6 +76,9 @@ typedef struct uct_gba_iface {
     uct_gba_chunks_t  chunks;       /* Large am_bcopy messages */
     ucs_mpool_t       rx_mp;        /* Receive descriptors of large AMs */
     size_t            rx_headroom;  /* User headroom in a descriptor */
+    size_t            rx_pad;       /* Bytes before the descriptor's
+                                       pointer, so that the data is
+                                       aligned as asked */
     uct_recv_desc_t   release_desc; /* Gives a kept descriptor back */
     unsigned          outstanding;  /* Operations not completed yet */
     ucs_async_context_t *async;     /* Worker's async context, or NULL */
