@@ -110,41 +110,8 @@ void gba_eng_ring_unmap(struct gba_eng_ring *ring, size_t len);
 void gba_eng_ring_reap(void);
 
 /*
- * Claim the next slot of @ring: returns it, or NULL when the queue is
- * full.  The caller fills it and calls gba_eng_ring_publish.
- */
-static inline struct gba_eng_slot *gba_eng_ring_claim(struct gba_eng_ring *ring,
-						      uint64_t *posp)
-{
-	uint64_t mask = ring->nslots - 1;
-	uint64_t pos = atomic_load_explicit(&ring->tail, memory_order_relaxed);
-	struct gba_eng_slot *slot;
-	int64_t dif;
-
-	for (;;) {
-		slot = &ring->slots[pos & mask];
-		dif = (int64_t)(atomic_load_explicit(&slot->hdr.seq,
-						     memory_order_acquire) -
-				pos);
-		if (dif == 0) {
-			if (atomic_compare_exchange_weak_explicit(
-				    &ring->tail, &pos, pos + 1,
-				    memory_order_relaxed, memory_order_relaxed))
-				break;
-		} else if (dif < 0) {
-			return NULL;
-		} else {
-			pos = atomic_load_explicit(&ring->tail,
-						   memory_order_relaxed);
-		}
-	}
-	*posp = pos;
-	return slot;
-}
-
-/*
- * Claim the @n (> 1) consecutive slots from the next position of @ring at
- * once: returns the first, or NULL when fewer than @n are free.  Slot
+ * Claim the @n (>= 1) consecutive slots from the next position of @ring
+ * at once: returns the first, or NULL when fewer than @n are free.  Slot
  * pos + i is free for this lap when its sequence is pos + i; no other
  * producer can take it while the tail is pos, which the compare-and-swap
  * checks.  The caller fills them and publishes the first only (the
@@ -182,6 +149,16 @@ gba_eng_ring_claim_n(struct gba_eng_ring *ring, uint32_t n, uint64_t *posp)
 	}
 	*posp = pos;
 	return &ring->slots[pos & mask];
+}
+
+/*
+ * Claim the next slot of @ring: returns it, or NULL when the queue is
+ * full.  The caller fills it and calls gba_eng_ring_publish.
+ */
+static inline struct gba_eng_slot *gba_eng_ring_claim(struct gba_eng_ring *ring,
+						      uint64_t *posp)
+{
+	return gba_eng_ring_claim_n(ring, 1, posp);
 }
 
 static inline void gba_eng_ring_publish(struct gba_eng_slot *slot, uint64_t pos)
