@@ -54,21 +54,23 @@ int gba_eng_ring_create(const struct gba_addr *addr, uint32_t nslots,
 {
 	size_t len = ring_bytes(nslots);
 	struct gba_eng_ring *ring;
-	char name[64];
+	char name[64], path[80];
 	uint32_t i;
 	int fd, ret;
 
 	gba_eng_ring_name(addr, name, sizeof(name));
 	fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0)
-		return errno == EEXIST ? -EADDRINUSE : -errno;
-	if (ftruncate(fd, (off_t)len)) {
-		ret = -errno;
+		return gba_err_set(errno == EEXIST ? -EADDRINUSE : -errno,
+				   "shm_open /dev/shm%s", name);
+	/* the pages now: a full /dev/shm is -ENOSPC here, not SIGBUS below */
+	snprintf(path, sizeof(path), "/dev/shm%s", name);
+	ret = gba_shm_reserve(fd, len, path);
+	if (ret)
 		goto err;
-	}
 	ring = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (ring == MAP_FAILED) {
-		ret = -errno;
+		ret = gba_err_set(-errno, "mmap %s", path);
 		goto err;
 	}
 	close(fd);
@@ -103,13 +105,21 @@ int gba_eng_ring_map(const struct gba_addr *addr, struct gba_eng_ring **ringp,
 	gba_eng_ring_name(addr, name, sizeof(name));
 	fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
 	if (fd < 0)
-		return errno == ENOENT ? -EHOSTUNREACH : -errno;
+		return errno == ENOENT ? -EHOSTUNREACH
+				       : gba_err_set(-errno,
+						     "shm_open /dev/shm%s",
+						     name);
 	if (fstat(fd, &st)) {
 		ret = -errno;
 		goto out;
 	}
 	if (st.st_uid != getuid() || (st.st_mode & 077)) {
-		ret = -EACCES;
+		ret = gba_err_set(-EACCES,
+				  "receive queue /dev/shm%s: owner uid %u, mode "
+				  "%03o (need uid %u, mode 0600)",
+				  name, (unsigned)st.st_uid,
+				  (unsigned)(st.st_mode & 0777),
+				  (unsigned)getuid());
 		goto out;
 	}
 	if ((size_t)st.st_size < GBA_ENG_RING_HDR) {

@@ -35,6 +35,7 @@
 
 #include <utlist.h>
 
+#include "gba_backend.h"
 #include "gba_eng_priv.h"
 
 /* Name of every region's memory file, as /proc/PID/fd/FD links show it */
@@ -87,6 +88,7 @@ int gba_eng_seg_alloc(size_t len, void *addr, struct gba_eng_seg *seg)
 	void *map;
 	int fd, ret, flags = MAP_SHARED;
 
+	gba_err_clear();
 	if (!seg || !len || len > SIZE_MAX / 2 ||
 	    ((uintptr_t)addr & (page - 1)))
 		return -EINVAL;
@@ -96,14 +98,15 @@ int gba_eng_seg_alloc(size_t len, void *addr, struct gba_eng_seg *seg)
 
 	fd = memfd_create(GBA_ENG_SEG_NAME, MFD_CLOEXEC);
 	if (fd < 0)
-		return -errno;
-	if (ftruncate(fd, (off_t)(len + page))) {
-		ret = -errno;
+		return gba_err_set(-errno, "memfd_create " GBA_ENG_SEG_NAME);
+	/* the pages now: no memory is -ENOSPC/-ENOMEM here, not SIGBUS */
+	ret = gba_shm_reserve(fd, len + page, "memfd:" GBA_ENG_SEG_NAME);
+	if (ret)
 		goto err;
-	}
 	map = mmap(addr, len + page, PROT_READ | PROT_WRITE, flags, fd, 0);
 	if (map == MAP_FAILED) {
-		ret = -errno;
+		ret = gba_err_set(-errno, "mmap memfd:" GBA_ENG_SEG_NAME
+				  " (%zu bytes)", len + page);
 		goto err;
 	}
 	if (addr && map != addr) {
@@ -151,14 +154,14 @@ static int gba_eng_seg_map_new(uint32_t pid, int fd, size_t len,
 	/* Only a region's memory file, never another file of the owner's */
 	n = readlink(path, link, sizeof(link) - 1);
 	if (n < 0)
-		return -errno;
+		return gba_err_set(-errno, "region %s", path);
 	link[n] = '\0';
 	if (strncmp(link, GBA_ENG_SEG_LINK, strlen(GBA_ENG_SEG_LINK)))
 		return -ENOENT;
 
 	mfd = open(path, O_RDWR | O_CLOEXEC);
 	if (mfd < 0)
-		return -errno;
+		return gba_err_set(-errno, "region %s", path);
 	if (fstat(mfd, &st)) {
 		ret = -errno;
 		goto out;
@@ -218,6 +221,7 @@ int gba_eng_seg_attach(uint32_t pid, int fd, size_t len, uint64_t cookie,
 	struct gba_eng_seg_map *m;
 	int ret;
 
+	gba_err_clear();
 	if (!addr || !len || fd < 0 || !pid)
 		return -EINVAL;
 

@@ -453,7 +453,8 @@ err_free:
 /*
  * gba_domain_dev - the domain's GBA device, opened on first use with
  * gba_dev_open(FI_GBA_DEVICE).  Returns 0 or the mapped error
- * (-FI_ENODEV, -FI_EACCES, -FI_EIO, -FI_ENOMEM, -FI_EINVAL).
+ * (-FI_ENODEV, -FI_EACCES, -FI_EIO, -FI_ENOMEM, -FI_ENOSPC, -FI_EMFILE,
+ * -FI_EINVAL).
  */
 int gba_domain_dev(struct gba_domain *domain, struct gba_dev **devp)
 {
@@ -468,10 +469,12 @@ int gba_domain_dev(struct gba_domain *domain, struct gba_dev **devp)
 		if (ret) {
 			domain->dev = NULL;
 			FI_WARN(&gba_prov, FI_LOG_DOMAIN,
-				"gba_dev_open(%s): %s\n",
+				"gba_dev_open(%s): %s%s%s\n",
 				gba_params.device ? gba_params.device
 						  : "default",
-				fi_strerror(-gba_errno_to_fi(ret)));
+				fi_strerror(-gba_errno_to_fi(ret)),
+				*gba_last_error() ? ": " : "",
+				gba_last_error());
 			ret = gba_errno_to_fi(ret);
 		} else if (!gba_dev_query(domain->dev, &attr)) {
 			FI_INFO(&gba_prov, FI_LOG_DOMAIN,

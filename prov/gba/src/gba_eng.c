@@ -129,7 +129,9 @@ static const struct gba_eng_ops gba_eng_ops = {
 /*
  * gba_eng_open - open @ep's engine endpoint at its address, with the
  * transmit request pool and the receive state.  Returns 0, -FI_ENOMEM,
- * -FI_EADDRINUSE, or the engine's error mapped (gba_errno_to_fi).
+ * -FI_EADDRINUSE, -FI_ENOSPC (/dev/shm cannot hold the receive queue),
+ * -FI_EMFILE, or the engine's error mapped (gba_errno_to_fi); logged with
+ * the file concerned.
  */
 int gba_eng_open(struct gba_ep *ep)
 {
@@ -160,8 +162,9 @@ int gba_eng_open(struct gba_ep *ep)
 	ret = gba_eng_ep_open(&attr, &ep->eng);
 	if (ret) {
 		FI_WARN(&gba_prov, FI_LOG_EP_CTRL,
-			"cannot open the engine endpoint: %s\n",
-			strerror(-ret));
+			"cannot open the engine endpoint: %s%s%s\n",
+			strerror(-ret), *gba_last_error() ? ": " : "",
+			gba_last_error());
 		ret = ret == -EADDRINUSE ? -FI_EADDRINUSE
 					 : gba_errno_to_fi(ret);
 		goto err_msg;
