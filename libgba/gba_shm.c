@@ -42,9 +42,9 @@ int gba_err_set(int err, const char *fmt, ...)
 	return err;
 }
 
-const char *gba_last_error(void)
+const char *gba_last_error(int err)
 {
-	return gba_err_text;
+	return gba_err_text[0] ? gba_err_text : strerror(err < 0 ? -err : err);
 }
 
 int gba_shm_reserve(int fd, size_t len, const char *name)

@@ -202,17 +202,17 @@ int gba_group_diag(const struct gba_group *grp, struct gba_group_diag *diag);
 const char *gba_strerror_info(uint64_t error_info);
 
 /*
- * gba_last_error - what the last failed call of this thread to
- * gba_dev_open, gba_eng_ep_open, gba_eng_peer_get, gba_eng_seg_alloc or
- * gba_eng_seg_attach failed on, when it was a system call on a
- * shared-memory object or an ownership check: the object's name and the
- * error, e.g. "posix_fallocate /dev/shm/gba-fab-1000-4242-0 (1052672
- * bytes): No space left on device".  "" when the failure recorded none
- * (bad arguments, no memory).  The text stays valid until this thread's
- * next call of one of those functions.  Front ends add it to their log
- * line.
+ * gba_last_error - text for @err (a negative errno) returned by this
+ * thread's last call to gba_dev_open, gba_eng_ep_open, gba_eng_peer_get,
+ * gba_eng_seg_alloc or gba_eng_seg_attach: when that call failed on a
+ * system call on a shared-memory object or on an ownership check, the
+ * call, the object's name and the error, e.g. "posix_fallocate
+ * /dev/shm/gba-fab-1000-4242-0 (1052672 bytes): No space left on device";
+ * otherwise (nothing recorded: bad arguments, no memory, success)
+ * strerror(-@err).  The text stays valid until this thread's next call of
+ * one of those functions.  Front ends put it in their log lines.
  */
-const char *gba_last_error(void);
+const char *gba_last_error(int err);
 
 #ifdef __cplusplus
 }

@@ -68,9 +68,8 @@ static ucs_status_t uct_gba_chunks_alloc(uct_gba_chunks_t *chunks)
                             &chunks->tx);
     if (ret < 0) {
         ucs_error("gba: cannot allocate the transmit region of %u chunks of "
-                  "%zu bytes: %s%s%s",
-                  chunks->count, chunks->size, strerror(-ret),
-                  *gba_last_error() ? ": " : "", gba_last_error());
+                  "%zu bytes: %s",
+                  chunks->count, chunks->size, gba_last_error(ret));
         return UCS_ERR_NO_MEMORY;
     }
     return UCS_OK;

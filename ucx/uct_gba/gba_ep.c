@@ -1044,9 +1044,8 @@ static UCS_CLASS_INIT_FUNC(uct_gba_ep_t, const uct_ep_params_t *params)
     case -EACCES:
     case -EPERM:
         /* a local limit or a refusal, not the peer's absence */
-        ucs_error("gba: cannot connect to interface %u/%u: %s%s%s",
-                  iface_addr->pid, iface_addr->ep_id, strerror(-ret),
-                  *gba_last_error() ? ": " : "", gba_last_error());
+        ucs_error("gba: cannot connect to interface %u/%u: %s",
+                  iface_addr->pid, iface_addr->ep_id, gba_last_error(ret));
         return uct_gba_status(ret);
     default:
         ucs_diag("gba: cannot reach interface %u/%u: %s", iface_addr->pid,

@@ -505,9 +505,8 @@ uct_gba_group_create(uct_iface_h iface, const uct_gba_group_params_t *params,
         ret = gba_dev_query(group->dev, &dev_attr);
     }
     if (ret < 0) {
-        ucs_error("gba: cannot open the GBA device '%s': %s%s%s",
-                  gba_iface->md->device, strerror(-ret),
-                  *gba_last_error() ? ": " : "", gba_last_error());
+        ucs_error("gba: cannot open the GBA device '%s': %s",
+                  gba_iface->md->device, gba_last_error(ret));
         status = uct_gba_group_status(ret);
         goto err_free;
     }

@@ -685,9 +685,8 @@ static UCS_CLASS_INIT_FUNC(uct_gba_iface_t, uct_md_h md, uct_worker_h worker,
     attr.ctx      = self;
     ret           = gba_eng_ep_open(&attr, &self->eng_ep);
     if (ret < 0) {
-        ucs_error("gba: cannot open the fabric endpoint: %s%s%s",
-                  strerror(-ret), *gba_last_error() ? ": " : "",
-                  gba_last_error());
+        ucs_error("gba: cannot open the fabric endpoint: %s",
+                  gba_last_error(ret));
         status = uct_gba_status(ret);
         goto err_bufs;
     }

@@ -201,11 +201,9 @@ static ucs_status_t uct_gba_mem_alloc(uct_md_h tl_md, size_t *length_p,
     if (ret < 0) {
         uct_md_log_mem_reg_error(flags,
                                  "gba: failed to allocate %zu bytes%s for %s: "
-                                 "%s%s%s",
+                                 "%s",
                                  *length_p, fixed ? " at a fixed address" : "",
-                                 alloc_name, strerror(-ret),
-                                 *gba_last_error() ? ": " : "",
-                                 gba_last_error());
+                                 alloc_name, gba_last_error(ret));
         status = UCS_ERR_NO_MEMORY;
         goto err_free_memh;
     }

@@ -162,9 +162,8 @@ int gba_eng_open(struct gba_ep *ep)
 	ret = gba_eng_ep_open(&attr, &ep->eng);
 	if (ret) {
 		FI_WARN(&gba_prov, FI_LOG_EP_CTRL,
-			"cannot open the engine endpoint: %s%s%s\n",
-			strerror(-ret), *gba_last_error() ? ": " : "",
-			gba_last_error());
+			"cannot open the engine endpoint: %s\n",
+			gba_last_error(ret));
 		ret = ret == -EADDRINUSE ? -FI_EADDRINUSE
 					 : gba_errno_to_fi(ret);
 		goto err_msg;
