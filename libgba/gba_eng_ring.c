@@ -55,16 +55,23 @@ int gba_eng_ring_create(const struct gba_addr *addr, uint32_t nslots,
 	size_t len = ring_bytes(nslots);
 	struct gba_eng_ring *ring;
 	char name[64], path[80];
+	struct stat st;
 	uint32_t i;
 	int fd, ret;
 
 	gba_eng_ring_name(addr, name, sizeof(name));
+	snprintf(path, sizeof(path), "/dev/shm%s", name);
 	fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0 && errno == EEXIST && !stat(path, &st) &&
+	    st.st_uid != getuid())
+		/* planted by another user, who alone can remove it */
+		return gba_err_set(-EACCES,
+				   "receive queue %s exists, owned by uid %u",
+				   path, (unsigned)st.st_uid);
 	if (fd < 0)
 		return gba_err_set(errno == EEXIST ? -EADDRINUSE : -errno,
-				   "shm_open /dev/shm%s", name);
+				   "shm_open %s", path);
 	/* the pages now: a full /dev/shm is -ENOSPC here, not SIGBUS below */
-	snprintf(path, sizeof(path), "/dev/shm%s", name);
 	ret = gba_shm_reserve(fd, len, path);
 	if (ret)
 		goto err;

@@ -288,7 +288,8 @@ struct gba_eng_ep_attr {
  * Returns 0, -EINVAL (NULL pointers, ops without recv/complete/
  * mr_lookup, an address of another process, rx_slots not a power of two
  * or above 65536, eager_max above GBA_ENG_EAGER_MAX), -EADDRINUSE (that
- * address is in use), -ENOMEM, -ENOSPC (/dev/shm cannot hold the queue:
+ * address is in use), -EACCES (a file of another user has the queue's
+ * name), -ENOMEM, -ENOSPC (/dev/shm cannot hold the queue:
  * its pages are reserved before use, so a full /dev/shm is this error,
  * never SIGBUS later), -EMFILE/-ENFILE (no file descriptor), or another
  * errno of shm_open/posix_fallocate/mmap; gba_last_error names the file.

@@ -8,8 +8,9 @@
  *       peer needs (image, address, region) to DIR/addr.  Then it waits
  *       for DIR/spoof (objects the second user planted under names this
  *       user's processes use) and checks that it refuses them: the planted
- *       image with -EACCES, the planted receive queue with -EACCES.  It
- *       creates DIR/done when finished.
+ *       image with -EACCES, the planted receive queues with -EACCES (one
+ *       under a peer's name, one under the name of its own next
+ *       endpoint).  It creates DIR/done when finished.
  *   gba_users probe DIR    (the second user) reads DIR/addr and checks
  *       that it can neither open the first user's image (gba_dev_open, so
  *       no join or arrival in its groups), nor open it or its receive
@@ -170,6 +171,20 @@ static int serve(const char *dir)
 	      "a receive queue another user planted under this user's name "
 	      "is refused",
 	      ret, 1);
+	{
+		struct gba_eng_ep_attr attr2 = {.ops = &ops, .addr = &addr};
+		struct gba_eng_ep *ep2;
+
+		addr = *gba_eng_ep_addr(ep);
+		addr.ep_id = SPOOF_EP;
+		ret = gba_eng_ep_open(&attr2, &ep2);
+		check(ret == -EACCES,
+		      "an endpoint whose queue name another user took is "
+		      "refused",
+		      ret, 1);
+		if (!ret)
+			gba_eng_ep_close(ep2);
+	}
 
 	gba_eng_seg_free(&seg);
 	gba_eng_ep_close(ep);
@@ -185,7 +200,7 @@ static int serve(const char *dir)
 static int probe(const char *dir)
 {
 	struct gba_eng_ep_attr attr = {.ops = &ops};
-	char image[64], name[128], path[512], text[512];
+	char image[64], name[128], name2[128], path[512], text[512];
 	unsigned uid, pid, ep_id;
 	unsigned long long cookie;
 	struct gba_eng_peer *peer;
@@ -284,12 +299,22 @@ static int probe(const char *dir)
 		return 99;
 	}
 	close(fd);
+	/* and the name of the first user's next endpoint */
+	snprintf(name2, sizeof(name2), "/gba-fab-%u-%u-%d", uid, pid,
+		 SPOOF_EP);
+	fd = shm_open(name2, O_RDWR | O_CREAT | O_EXCL, 0600);
+	if (fd < 0) {
+		perror(name2);
+		return 99;
+	}
+	close(fd);
 	snprintf(text, sizeof(text), "%s %d\n", image, (int)getpid());
 	if (put_file(dir, "spoof", text))
 		return 99;
 	snprintf(path, sizeof(path), "%s/done", dir);
 	ret = wait_file(path);
 	shm_unlink(name);
+	shm_unlink(name2);
 	gba_dev_close(dev);
 	shm_unlink(image);
 	gba_eng_ep_close(ep);

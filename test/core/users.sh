@@ -8,8 +8,9 @@
 #      nor a receive queue can be opened with shm_open, the endpoint
 #      cannot be reached, the region cannot be attached, the process's
 #      memory cannot be read by cross-memory attach; then it plants an
-#      image and a receive queue under names this user's processes use,
-#      which serve must refuse (-EACCES);
+#      image and receive queues under names this user's processes use
+#      (a peer's queue, the queue of serve's next endpoint), which serve
+#      must refuse (-EACCES);
 #   2. run gba_demo (libfabric) with GBA_DEVICE naming this user's image:
 #      fi_join_collective fails with -FI_EACCES (Permission denied);
 #   3. run uct_gba_barrier -D with this user's image (UCX): the group
