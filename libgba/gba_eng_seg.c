@@ -23,6 +23,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -35,12 +36,18 @@
 
 #include <utlist.h>
 
+#include <gba/gba_job.h>
+
 #include "gba_backend.h"
 #include "gba_eng_priv.h"
 
-/* Name of every region's memory file, as /proc/PID/fd/FD links show it */
-#define GBA_ENG_SEG_NAME "gba-seg"
-#define GBA_ENG_SEG_LINK "/memfd:" GBA_ENG_SEG_NAME " "
+/*
+ * Name of a region's memory file: gba-seg-<job> (gba_job_id() in hex), so
+ * that a process attaches the regions of its own job only; /proc/PID/fd/FD
+ * links show it as "/memfd:<name> (deleted)".
+ */
+#define GBA_ENG_SEG_NAME_FMT "gba-seg-%016" PRIx64
+#define GBA_ENG_SEG_LINK_FMT "/memfd:" GBA_ENG_SEG_NAME_FMT " "
 /* Mappings kept while no one holds them: count and bytes */
 #define GBA_ENG_SEG_IDLE_MAX 64
 #define GBA_ENG_SEG_IDLE_BYTES (1ULL << 30)
@@ -85,6 +92,7 @@ static uint64_t gba_eng_seg_cookie(void)
 int gba_eng_seg_alloc(size_t len, void *addr, struct gba_eng_seg *seg)
 {
 	size_t page = gba_eng_seg_page();
+	char name[32], path[40];
 	void *map;
 	int fd, ret, flags = MAP_SHARED;
 
@@ -96,17 +104,19 @@ int gba_eng_seg_alloc(size_t len, void *addr, struct gba_eng_seg *seg)
 	if (addr)
 		flags |= MAP_FIXED_NOREPLACE;
 
-	fd = memfd_create(GBA_ENG_SEG_NAME, MFD_CLOEXEC);
+	snprintf(name, sizeof(name), GBA_ENG_SEG_NAME_FMT, gba_job_id());
+	fd = memfd_create(name, MFD_CLOEXEC);
 	if (fd < 0)
-		return gba_err_set(-errno, "memfd_create " GBA_ENG_SEG_NAME);
+		return gba_err_set(-errno, "memfd_create %s", name);
 	/* the pages now: no memory is -ENOSPC/-ENOMEM here, not SIGBUS */
-	ret = gba_shm_reserve(fd, len + page, "memfd:" GBA_ENG_SEG_NAME);
+	snprintf(path, sizeof(path), "memfd:%s", name);
+	ret = gba_shm_reserve(fd, len + page, path);
 	if (ret)
 		goto err;
 	map = mmap(addr, len + page, PROT_READ | PROT_WRITE, flags, fd, 0);
 	if (map == MAP_FAILED) {
-		ret = gba_err_set(-errno, "mmap memfd:" GBA_ENG_SEG_NAME
-				  " (%zu bytes)", len + page);
+		ret = gba_err_set(-errno, "mmap %s (%zu bytes)", path,
+				  len + page);
 		goto err;
 	}
 	if (addr && map != addr) {
@@ -144,7 +154,7 @@ static int gba_eng_seg_map_new(uint32_t pid, int fd, size_t len,
 			       uint64_t cookie, struct gba_eng_seg_map *m)
 {
 	size_t page = gba_eng_seg_page();
-	char path[64], link[PATH_MAX];
+	char path[64], link[PATH_MAX], want[64];
 	struct stat st;
 	ssize_t n;
 	void *map;
@@ -156,7 +166,9 @@ static int gba_eng_seg_map_new(uint32_t pid, int fd, size_t len,
 	if (n < 0)
 		return gba_err_set(-errno, "region %s", path);
 	link[n] = '\0';
-	if (strncmp(link, GBA_ENG_SEG_LINK, strlen(GBA_ENG_SEG_LINK)))
+	/* and of this job's: another job's regions are not there for it */
+	snprintf(want, sizeof(want), GBA_ENG_SEG_LINK_FMT, gba_job_id());
+	if (strncmp(link, want, strlen(want)))
 		return -ENOENT;
 
 	mfd = open(path, O_RDWR | O_CLOEXEC);

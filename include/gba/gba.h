@@ -91,7 +91,9 @@ struct gba_group_attr {
 
 /*
  * gba_group_join - attach this process as member attr->member_id of the
- * group identified by attr->key, allocating and configuring the group
+ * group identified by attr->key within this process's job (<gba/gba_job.h>:
+ * the same key in another job is another group), allocating and
+ * configuring the group
  * (protocol step 1: RESET, GROUP_ID, MEMBER_COUNT, MEMBER_MASK,
  * RELEASE_ADDR[], ENABLE|ARM, wait READY) if no member created it yet.
  * Groups whose attached processes have all died are reclaimed first.
@@ -207,7 +209,8 @@ const char *gba_strerror_info(uint64_t error_info);
  * gba_eng_seg_alloc or gba_eng_seg_attach: when that call failed on a
  * system call on a shared-memory object or on an ownership check, the
  * call, the object's name and the error, e.g. "posix_fallocate
- * /dev/shm/gba-fab-1000-4242-0 (1052672 bytes): No space left on device";
+ * /dev/shm/gba-fab-1000-<job>-4242-0 (1052672 bytes): No space left on
+ * device";
  * otherwise (nothing recorded: bad arguments, no memory, success)
  * strerror(-@err).  The text stays valid until this thread's next call of
  * one of those functions.  Front ends put it in their log lines.

@@ -16,6 +16,7 @@
  * it.  Addresses go between the processes in a MAP_SHARED struct.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <sched.h>
 #include <signal.h>
@@ -26,6 +27,7 @@
 #include <sys/wait.h>
 
 #include <gba/gba_eng.h>
+#include <gba/gba_job.h>
 
 #include "gba_core_util.h"
 
@@ -635,8 +637,9 @@ static int finish(struct fe *fe, struct shared *sh, int n)
 
 static void ring_path(const struct gba_addr *a, char *buf, size_t len)
 {
-	snprintf(buf, len, "/dev/shm/gba-fab-%u-%u-%u", (unsigned)getuid(),
-		 (unsigned)a->pid, (unsigned)a->ep_id);
+	snprintf(buf, len, "/dev/shm/gba-fab-%u-%016" PRIx64 "-%u-%u",
+		 (unsigned)getuid(), gba_job_id(), (unsigned)a->pid,
+		 (unsigned)a->ep_id);
 }
 
 /* A pid no process has (a child that exited and was reaped). */
@@ -1109,7 +1112,7 @@ Test(fab, no_descriptor_left)
 	cr_assert_eq(setrlimit(RLIMIT_NOFILE, &low), 0);
 
 	cr_expect_eq(gba_eng_ep_open(&attr, &ep), -EMFILE);
-	cr_expect(strstr(gba_last_error(-EMFILE), "shm_open /dev/shm/gba-fab-") &&
+	cr_expect(strstr(gba_last_error(-EMFILE), "/dev/shm/gba-fab-") &&
 			  strstr(gba_last_error(-EMFILE), "Too many open files"),
 		  "gba_last_error: \"%s\"", gba_last_error(-EMFILE));
 	cr_expect_eq(gba_eng_seg_alloc(4096, NULL, &seg), -EMFILE);
@@ -1130,8 +1133,10 @@ Test(fab, no_descriptor_left)
 /* ---- 2. Messages between two processes ---------------------------------- */
 
 #define BIG (4u << 20)
-static const size_t msg_sizes[] = {0,	 1,	    8,	       GBA_ENG_INLINE,
-				   GBA_ENG_INLINE + 1, 65536, BIG};
+/* 16 and 17: the largest message in the slot's header and the next */
+static const size_t msg_sizes[] = {0,	 1,	 8,	  16,	 17,
+				   GBA_ENG_INLINE, GBA_ENG_INLINE + 1, 65536,
+				   BIG};
 #define NSIZES (sizeof(msg_sizes) / sizeof(msg_sizes[0]))
 #define TAG0 0x7a90
 #define DATA0 0xdada0000ULL
@@ -2776,11 +2781,18 @@ Test(fab, zombie_leftover_not_found)
 	child = fork();
 	cr_assert_geq(child, 0);
 	if (!child) {
-		struct gba_eng_ep_attr attr = {.ops = &fe_ops, .addr = &addr};
+		struct gba_eng_ep_attr attr = {.ops = &fe_ops,
+					       .addr = &addr,
+					       .flags = GBA_ENG_EP_SERVICE};
 		struct gba_eng_ep *ep;
+		struct gba_addr seen;
 
 		addr.pid = (uint32_t)getpid();
-		_exit(gba_eng_ep_open(&attr, &ep) ? 1 : 0); /* never closed */
+		if (gba_eng_ep_open(&attr, &ep))
+			_exit(1);
+		/* found while it lives */
+		_exit(gba_eng_ep_find(id, &seen) || seen.pid != addr.pid ? 2
+									 : 0);
 	}
 	addr.pid = (uint32_t)child;
 	ring_path(&addr, path, sizeof(path));

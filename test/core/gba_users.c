@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -37,6 +38,7 @@
 #include <gba/gba.h>
 #include <gba/gba_addr.h>
 #include <gba/gba_eng.h>
+#include <gba/gba_job.h>
 
 #define USERS_KEY 0x55534552ULL /* "USER" */
 #define SPOOF_EP 7
@@ -138,9 +140,10 @@ static int serve(const char *dir)
 	}
 	memset(seg.addr, 0x5a, seg.len);
 	addr = *gba_eng_ep_addr(ep);
-	snprintf(text, sizeof(text), "%s %u %u %u %d %zu %llu\n", image,
+	snprintf(text, sizeof(text), "%s %u %u %u %d %zu %llu %llx\n", image,
 		 (unsigned)getuid(), addr.pid, addr.ep_id, seg.fd, seg.len,
-		 (unsigned long long)seg.cookie);
+		 (unsigned long long)seg.cookie,
+		 (unsigned long long)gba_job_id());
 	if (put_file(dir, "addr", text))
 		return 99;
 
@@ -202,7 +205,7 @@ static int probe(const char *dir)
 	struct gba_eng_ep_attr attr = {.ops = &ops};
 	char image[64], name[128], name2[128], path[512], text[512];
 	unsigned uid, pid, ep_id;
-	unsigned long long cookie;
+	unsigned long long cookie, job;
 	struct gba_eng_peer *peer;
 	struct gba_eng_ep *ep;
 	struct gba_dev *dev;
@@ -212,14 +215,14 @@ static int probe(const char *dir)
 	size_t len;
 	void *map;
 	FILE *f;
-	int fd, ret;
+	int fd, fd2, ret;
 
 	snprintf(path, sizeof(path), "%s/addr", dir);
 	if (wait_file(path))
 		return 99;
 	f = fopen(path, "r");
-	if (!f || fscanf(f, "%63s %u %u %u %d %zu %llu", image, &uid, &pid,
-			 &ep_id, &fd, &len, &cookie) != 7) {
+	if (!f || fscanf(f, "%63s %u %u %u %d %zu %llu %llx", image, &uid, &pid,
+			 &ep_id, &fd, &len, &cookie, &job) != 8) {
 		fprintf(stderr, "gba_users probe: bad %s\n", path);
 		return 99;
 	}
@@ -255,7 +258,8 @@ static int probe(const char *dir)
 	ret = gba_eng_peer_get(ep, &addr, &peer);
 	check(ret == -EHOSTUNREACH || ret == -EACCES,
 	      "gba_eng_peer_get of the other user's endpoint", ret, 1);
-	snprintf(name, sizeof(name), "/gba-fab-%u-%u-%u", uid, pid, ep_id);
+	snprintf(name, sizeof(name), "/gba-fab-%u-%016llx-%u-%u", uid, job, pid,
+		 ep_id);
 	ret = shm_open(name, O_RDWR, 0);
 	check(ret < 0 && errno == EACCES,
 	      "shm_open of the other user's receive queue",
@@ -291,23 +295,26 @@ static int probe(const char *dir)
 			gba_last_error(ret));
 		return 99;
 	}
-	snprintf(name, sizeof(name), "/gba-fab-%u-%d-%d", uid, (int)getpid(),
-		 SPOOF_EP);
+	snprintf(name, sizeof(name), "/gba-fab-%u-%016llx-%d-%d", uid, job,
+		 (int)getpid(), SPOOF_EP);
+	/*
+	 * held with a shared flock, as an owner holds its queue, so that the
+	 * first user's reaping leaves it (root could remove it otherwise)
+	 */
 	fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0666);
-	if (fd < 0 || fchmod(fd, 0666) || ftruncate(fd, 4096 + 4 * 4096)) {
+	if (fd < 0 || fchmod(fd, 0666) || ftruncate(fd, 4096 + 4 * 4096) ||
+	    flock(fd, LOCK_SH)) {
 		perror(name);
 		return 99;
 	}
-	close(fd);
 	/* and the name of the first user's next endpoint */
-	snprintf(name2, sizeof(name2), "/gba-fab-%u-%u-%d", uid, pid,
-		 SPOOF_EP);
-	fd = shm_open(name2, O_RDWR | O_CREAT | O_EXCL, 0600);
-	if (fd < 0) {
+	snprintf(name2, sizeof(name2), "/gba-fab-%u-%016llx-%u-%d", uid, job,
+		 pid, SPOOF_EP);
+	fd2 = shm_open(name2, O_RDWR | O_CREAT | O_EXCL, 0600);
+	if (fd2 < 0 || flock(fd2, LOCK_SH)) {
 		perror(name2);
 		return 99;
 	}
-	close(fd);
 	snprintf(text, sizeof(text), "%s %d\n", image, (int)getpid());
 	if (put_file(dir, "spoof", text))
 		return 99;
@@ -315,6 +322,8 @@ static int probe(const char *dir)
 	ret = wait_file(path);
 	shm_unlink(name);
 	shm_unlink(name2);
+	close(fd);
+	close(fd2);
 	gba_dev_close(dev);
 	shm_unlink(image);
 	gba_eng_ep_close(ep);
