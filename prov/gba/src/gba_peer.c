@@ -59,6 +59,7 @@ static int gba_ep_pick_addr(struct gba_ep *ep, const struct fi_info *info)
 	if (src && info->src_addrlen == sizeof(*src) && src->ep_id) {
 		ep->addr = *src;
 		ep->addr.reserved = 0;
+		ep->addr_service = true;
 		if (gba_ep_registry_find(&ep->addr))
 			return GBA_WARN_RET(FI_LOG_EP_CTRL, -FI_EADDRINUSE,
 					    "source address endpoint %u is in "
@@ -171,7 +172,7 @@ int gba_peer_get(struct gba_ep *ep, fi_addr_t dest, struct gba_eng_peer **peer)
 	if (ret) {
 		gba_addr_str(addr, str, sizeof(str));
 		FI_WARN(&gba_prov, FI_LOG_EP_DATA, "%s unreachable: %s\n", str,
-			strerror(-ret));
+			gba_last_error(ret));
 		return ret == -ENOMEM ? -FI_ENOMEM : -FI_EHOSTUNREACH;
 	}
 	ep->peer_cache_dest = dest;
