@@ -11,6 +11,8 @@
  *             -FI_EPIPE...) or, for a stopped member, its own deadline
  *             (-w ms per wait) expiring; the time from the fault to that
  *             is reported (max over survivors);
+ *   timeouts  survivors that ended by their own deadline, not by an error
+ *             completion (for a killed member: the provider did not say);
  *   hangs     survivors still running -W ms after the fault (killed);
  *   lost      messages a live member sent in an iteration that a survivor
  *             did not receive, although the survivor waited for them;
@@ -32,7 +34,8 @@
  * bound in ms after the fault (default 10000).
  * Output, one line:
  *   fault seed=S kind=kill victim=V at_ms=D iters=I survivors=N
- *         detected=N detect_ms=X hangs=0 lost=0 bad=0 leftovers=0
+ *         detected=N detect_ms=X timeouts=0 hangs=0 lost=0 bad=0
+ *         leftovers=0
  * Exit status 0 when every survivor detected the fault and hangs, lost,
  * bad and leftovers are all 0; 1 otherwise; 2 usage.
  */
@@ -350,6 +353,7 @@ static int reap_by_new_endpoint(void)
 int main(int argc, char **argv)
 {
 	int c, i, victim, stop = -1, survivors = 0, detected_n = 0, hangs = 0;
+	int timeouts = 0;
 	unsigned seed = (unsigned)time(NULL) ^ (unsigned)getpid();
 	long delay_max = 200, hang_ms = 10000, delay;
 	uint32_t lost = 0, bad = 0;
@@ -467,6 +471,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < opts.nprocs; i++) {
 		if (i == victim)
 			continue;
+		timeouts += atomic_load(&sh->result[i]) == -FI_ETIMEDOUT;
 		lost += atomic_load(&sh->lost[i]);
 		bad += atomic_load(&sh->bad[i]);
 		if (atomic_load(&sh->detect_us[i]) &&
@@ -478,10 +483,11 @@ int main(int argc, char **argv)
 	}
 	c = reap_by_new_endpoint() ? -1 : count_leftovers();
 	printf("fault seed=%u kind=%s victim=%d at_ms=%ld iters=%lld "
-	       "survivors=%d detected=%d detect_ms=%.1f hangs=%d lost=%u "
-	       "bad=%u leftovers=%d\n",
+	       "survivors=%d detected=%d detect_ms=%.1f timeouts=%d hangs=%d "
+	       "lost=%u bad=%u leftovers=%d\n",
 	       seed, stop ? "stop" : "kill", victim, delay, (long long)iters,
-	       survivors, detected_n, worst / 1000.0, hangs, lost, bad, c);
+	       survivors, detected_n, worst / 1000.0, timeouts, hangs, lost,
+	       bad, c);
 	return detected_n == opts.nprocs - 1 && !hangs && !lost && !bad && !c
 		       ? 0
 		       : 1;
