@@ -9,11 +9,14 @@
 # completions (fi_cntr_wait, as stock fi_rdm_cntr_pingpong) vs shm; an MPI
 # ping-pong over MTL-OFI + gba vs Open
 # MPI's ob1 + vader; a chained schedule (puts, barrier, puts) issued by
-# the host vs as triggered work.
+# the host vs as triggered work; and the 8-byte ping-pong layer by layer
+# (a cache line, the fabric engine, the provider, MTL-OFI; ob1/vader
+# beside them: gba_bench_msg_floor and the runs above).
 #
 # Usage: bench/run_bench.sh [BENCHDIR]
 #   BENCHDIR holds gba_bench_barrier, gba_bench_floor, gba_bench_self_rma,
-#   gba_bench_msg, gba_bench_trigger and gba_bench_mpi_pingpong (default:
+#   gba_bench_msg, gba_bench_msg_floor, gba_bench_trigger and
+#   gba_bench_mpi_pingpong (default:
 #   the directory of this script, i.e. an in-tree build).  The provider is
 #   found through FI_PROVIDER_PATH as usual (`make bench` sets it to the
 #   build tree; after `make install`, point it at $prefix/lib/libfabric).
@@ -273,4 +276,47 @@ if [ -x "$dir/gba_bench_mpi_pingpong" ]; then
 else
 	echo "skipped: no $dir/gba_bench_mpi_pingpong (built with Open MPI)"
 fi
+
+echo
+echo "== 8-byte ping-pong, layer by layer (half round trip, medians of" \
+	"the runs above; floor: $reps runs of"
+echo "   gba_bench_msg_floor): what each layer adds per message, and how" \
+	"far ob1/vader's whole stack is"
+: >"$tmp/floor"
+r=1
+while [ "$r" -le "$reps" ]; do
+	if ! $tmo "$dir/gba_bench_msg_floor" >"$tmp/out" 2>"$tmp/err"; then
+		echo "FAILED: $dir/gba_bench_msg_floor"
+		cat "$tmp/out" "$tmp/err"
+		status=1
+	fi
+	cat "$tmp/out" >>"$tmp/floor"
+	r=$((r + 1))
+done
+# med <file> <line prefix regexp> <field=>: the median of field's values
+med() {
+	grep -E "$2" "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$3=//p" |
+		sort -n | awk '{ a[++n] = $1 }
+		END { if (n) print n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }'
+}
+line_us=$(med "$tmp/floor" '^floor line ' us)
+eng_us=$(med "$tmp/floor" '^floor eng ' us)
+prov_us=$(med "$tmp/msg.gba" '^lat prov=gba size=8 ' us)
+ofi_us=$(med "$tmp/mpi.gba" '^mpi size=8 ' us)
+vader_us=$(med "$tmp/mpi.vader" '^mpi size=8 ' us)
+printf '%-44s %9s %9s\n' layer us "+us"
+prev=
+for row in "a cache line between 2 processes:$line_us" \
+	"fabric engine (gba_eng_send/progress):$eng_us" \
+	"provider (fi_tinject, fi_trecv, fi_cq_read):$prov_us" \
+	"Open MPI, pml cm + mtl ofi over gba:$ofi_us"; do
+	v=${row##*:}
+	[ -n "$v" ] || continue
+	printf '%-44s %9s %9s\n' "${row%:*}" "$v" \
+		"$(awk -v a="$v" -v b="$prev" 'BEGIN { if (b != "") printf "%.3f", a - b; else print "-" }')"
+	prev=$v
+done
+[ -z "$vader_us" ] || printf '%-44s %9s   (%s of the cache line)\n' \
+	"Open MPI, pml ob1 + btl vader:" "$vader_us" \
+	"$(awk -v a="$vader_us" -v b="$line_us" 'BEGIN { if (b > 0) printf "%.2fx", a / b }')"
 exit $status

@@ -23,7 +23,7 @@
 #include <gba/gba_eng.h>
 
 #define GBA_ENG_RING_MAGIC 0x474241464142ULL /* "GBAFAB" */
-#define GBA_ENG_RING_VERSION 1
+#define GBA_ENG_RING_VERSION 2
 #define GBA_ENG_RING_HDR 4096 /* bytes before the first slot */
 #define GBA_ENG_RX_SLOTS_MAX 65536
 #define GBA_ENG_MAX_OPS_MAX 65536
@@ -43,6 +43,14 @@ enum gba_eng_type {
 #define GBA_ENG_X_CMP 4u    /* atomic: compare operands follow */
 #define GBA_ENG_X_NOANS 8u  /* message: no answer wanted (inline) */
 #define GBA_ENG_X_SLOTS 16u /* message in iov_count consecutive slots */
+#define GBA_ENG_X_HDR 32u   /* message in the header (hdr.small), no answer */
+
+/*
+ * Payload bytes a message can carry in its slot's header, in the place of
+ * op, status and addr (which a message that wants no answer leaves
+ * unused): the consumer then reads one cache line, not two.
+ */
+#define GBA_ENG_HDR_INLINE 16
 
 /* The first GBA_ENG_HDR_SIZE bytes of a slot. */
 struct gba_eng_hdr {
@@ -54,12 +62,19 @@ struct gba_eng_hdr {
 	uint32_t flags;	      /* front end's flags, passed through */
 	uint32_t src_pid;
 	uint32_t src_ep_id;
-	uint32_t op;	/* initiator's operation (index | gen << 16) */
-	int32_t status; /* T_RESP: 0 or -errno */
 	uint64_t len;	/* payload / transfer bytes */
 	uint64_t tag;	/* T_MSG: tag; RMA/atomic: key */
 	uint64_t data;	/* immediate data */
-	uint64_t addr;	/* RMA/atomic: remote address; T_RESP: inline len */
+	union {
+		struct {
+			uint32_t op;	/* initiator's operation
+					   (index | gen << 16) */
+			int32_t status; /* T_RESP: 0 or -errno */
+			uint64_t addr;	/* RMA/atomic: remote address;
+					   T_RESP: inline len */
+		};
+		uint8_t small[GBA_ENG_HDR_INLINE]; /* GBA_ENG_X_HDR */
+	};
 };
 
 _Static_assert(sizeof(struct gba_eng_hdr) == GBA_ENG_HDR_SIZE,
@@ -258,13 +273,18 @@ struct gba_eng_peer *gba_eng_src_peer(struct gba_eng_ep *ep,
  * The slots the entry at @hdr takes in @ep's queue: 1, or for a message
  * in several slots (GBA_ENG_X_SLOTS) their count, 2..GBA_ENG_MAX_IOV, at
  * most half the queue, as many as its length needs.  0: a corrupt entry
- * that claims several slots (taken as one, not executed).
+ * that claims several slots, or a message in the header that is not one
+ * (taken as one, not executed).
  */
 static inline uint32_t gba_eng_slot_span(const struct gba_eng_ep *ep,
 					 const struct gba_eng_hdr *hdr)
 {
 	uint32_t n = hdr->iov_count;
 
+	if (hdr->xflags & GBA_ENG_X_HDR)
+		return hdr->type == GBA_ENG_T_MSG &&
+		       !(hdr->xflags & (GBA_ENG_X_SLOTS | GBA_ENG_X_LARGE)) &&
+		       hdr->len <= GBA_ENG_HDR_INLINE;
 	if (!(hdr->xflags & GBA_ENG_X_SLOTS))
 		return 1;
 	if (hdr->type != GBA_ENG_T_MSG || n < 2 || n > GBA_ENG_MAX_IOV ||

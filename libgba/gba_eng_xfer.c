@@ -277,6 +277,10 @@ int gba_eng_send(struct gba_eng_ep *ep, struct gba_eng_peer *peer,
 		slot->hdr.op = gba_eng_op_id(ep, op);
 		slot->hdr.iov_count = (uint8_t)count;
 		memcpy(slot->payload, iov, count * sizeof(*iov));
+	} else if ((size_t)len <= GBA_ENG_HDR_INLINE) {
+		slot->hdr.xflags = GBA_ENG_X_NOANS | GBA_ENG_X_HDR;
+		slot->hdr.iov_count = 0;
+		iov_gather(slot->hdr.small, iov, count);
 	} else {
 		slot->hdr.xflags = GBA_ENG_X_NOANS;
 		slot->hdr.iov_count = 0;
@@ -458,6 +462,11 @@ static void rx_from_slot(struct gba_eng_ep *ep, const struct gba_eng_slot *slot,
 		rx->iov_count = hdr->iov_count;
 		memcpy(rx->iov, slot->payload,
 		       hdr->iov_count * sizeof(struct iovec));
+	} else if (hdr->xflags & GBA_ENG_X_HDR) {
+		/* gba_eng_slot_span checked the length */
+		rx->payload = hdr->small;
+		rx->iov_count = 0;
+		rx->src_op = 0;
 	} else {
 		rx->payload = slot->payload;
 		rx->iov_count = 0;

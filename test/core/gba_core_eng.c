@@ -1085,8 +1085,10 @@ Test(fab, front_end_atomic_executor)
 /* ---- 2. Messages between two processes ---------------------------------- */
 
 #define BIG (4u << 20)
-static const size_t msg_sizes[] = {0,	 1,	    8,	       GBA_ENG_INLINE,
-				   GBA_ENG_INLINE + 1, 65536, BIG};
+/* 16 and 17: the largest message in the slot's header and the next */
+static const size_t msg_sizes[] = {0,	 1,	 8,	  16,	 17,
+				   GBA_ENG_INLINE, GBA_ENG_INLINE + 1, 65536,
+				   BIG};
 #define NSIZES (sizeof(msg_sizes) / sizeof(msg_sizes[0]))
 #define TAG0 0x7a90
 #define DATA0 0xdada0000ULL
