@@ -44,6 +44,14 @@ static inline uint8_t fuzz_u8(struct fuzz_in *in)
 	return v;
 }
 
+static inline uint16_t fuzz_u16(struct fuzz_in *in)
+{
+	uint16_t v;
+
+	fuzz_take(in, &v, sizeof(v));
+	return v;
+}
+
 static inline uint32_t fuzz_u32(struct fuzz_in *in)
 {
 	uint32_t v;

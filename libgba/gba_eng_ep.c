@@ -442,14 +442,16 @@ int gba_eng_progress(struct gba_eng_ep *ep)
 			gba_eng_resp(ep, slot);
 		else if (span)
 			gba_eng_execute(ep, slot);
+		else
+			gba_eng_bad_slot(ep, &slot->hdr, "bad slot count");
 		/* a message in several slots: hand back all of them */
 		for (i = span ? span : 1; i-- > 1;)
 			atomic_store_explicit(
 				&rx->slots[(ep->head + i) & ep->rx_mask]
 					 .hdr.seq,
-				ep->head + i + rx->nslots,
+				ep->head + i + ep->rx_mask + 1,
 				memory_order_release);
-		atomic_store_explicit(&slot->hdr.seq, ep->head + rx->nslots,
+		atomic_store_explicit(&slot->hdr.seq, ep->head + ep->rx_mask + 1,
 				      memory_order_release);
 		__atomic_store_n(&ep->head, ep->head + (span ? span : 1),
 				 __ATOMIC_RELAXED);

@@ -236,9 +236,14 @@ struct gba_eng_ep {
 	uint32_t ncpus;	      /* online CPUs */
 	uint32_t nprocs;      /* other processes among the peers */
 	uint64_t last_check_ns;
+	uint64_t nbad;	      /* slots dropped as corrupt */
 };
 
 #define GBA_ENG_OP_NONE 0xffffffffu
+/* Dropped slots an endpoint logs (gba_eng_bad_slot) */
+#define GBA_ENG_BAD_LOG_MAX 10
+/* Largest errno an answer's status may carry (negated) */
+#define GBA_ENG_ERRNO_MAX 4095
 
 /* Take an operation record (NULL if the table is full). */
 struct gba_eng_op *gba_eng_op_alloc(struct gba_eng_ep *ep,
@@ -298,10 +303,25 @@ static inline uint32_t gba_eng_slot_span(const struct gba_eng_ep *ep,
 
 /* ---- gba_eng_xfer.c ---------------------------------------------------- */
 
-/* Execute an arrived slot (any type but T_RESP, handled by the ep). */
+/*
+ * Execute an arrived slot (any type but T_RESP, handled by the ep).  A
+ * request whose header does not describe bytes of its slot is dropped
+ * with gba_eng_bad_slot and answered -EPROTO when an answer is awaited.
+ */
 void gba_eng_execute(struct gba_eng_ep *ep, struct gba_eng_slot *slot);
-/* Finish an operation from its answer. */
+/*
+ * Finish an operation from its answer.  An answer from another process
+ * than the operation's target is dropped; one whose length leaves the
+ * slot or whose status is not 0 or a negative errno finishes the
+ * operation with -EPROTO (both with gba_eng_bad_slot).
+ */
 void gba_eng_resp(struct gba_eng_ep *ep, const struct gba_eng_slot *slot);
+/*
+ * Log that a slot with header @hdr was dropped because of @why (on
+ * stderr; the first GBA_ENG_BAD_LOG_MAX of an endpoint).
+ */
+void gba_eng_bad_slot(struct gba_eng_ep *ep, const struct gba_eng_hdr *hdr,
+		      const char *why);
 
 /*
  * Copy @len bytes between local @liov and the remote @riov of process
