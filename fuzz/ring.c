@@ -99,10 +99,10 @@ static void publish_slot(struct gba_eng_ep *ep, struct fuzz_in *in,
 	if (choice & 0x80)
 		hdr.addr = (uintptr_t)region + hdr.addr % sizeof(region);
 
-	slot = gba_eng_ring_claim_n(ep->rx, n, &pos);
+	slot = gba_eng_ring_claim_n(ep->rx, FUZZ_RX_SLOTS, n, &pos);
 	if (!slot) {
 		gba_eng_progress(ep);
-		slot = gba_eng_ring_claim_n(ep->rx, n, &pos);
+		slot = gba_eng_ring_claim_n(ep->rx, FUZZ_RX_SLOTS, n, &pos);
 		if (!slot)
 			return;
 	}
@@ -124,7 +124,7 @@ static void publish_answer(struct gba_eng_ep *ep, struct fuzz_in *in,
 	struct gba_eng_slot *slot;
 	uint64_t pos;
 
-	slot = gba_eng_ring_claim(ep->rx, &pos);
+	slot = gba_eng_ring_claim(ep->rx, FUZZ_RX_SLOTS, &pos);
 	if (!slot)
 		return;
 	memset((uint8_t *)&slot->hdr + sizeof(slot->hdr.seq), 0,

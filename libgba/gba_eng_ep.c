@@ -164,12 +164,16 @@ int gba_eng_peer_get(struct gba_eng_ep *ep, const struct gba_addr *addr,
 	peer->key = key;
 	if (gba_addr_equal(addr, &ep->addr)) {
 		peer->ring = ep->rx;
+		peer->nslots = ep->rx_mask + 1;
 	} else {
 		ret = gba_eng_ring_map(addr, &peer->ring, &peer->map_len);
 		if (ret) {
 			free(peer);
 			return ret;
 		}
+		/* gba_eng_ring_map checked the size against the count */
+		peer->nslots = (uint32_t)((peer->map_len - GBA_ENG_RING_HDR) /
+					  sizeof(struct gba_eng_slot));
 	}
 	if (peer->addr.pid != ep->addr.pid && !gba_eng_knows_pid(ep, addr->pid))
 		ep->nprocs++;
@@ -275,7 +279,7 @@ static int answer_try(struct gba_eng_ep *ep, struct gba_eng_peer *peer,
 	struct gba_eng_slot *slot;
 	uint64_t pos;
 
-	slot = gba_eng_ring_claim(peer->ring, &pos);
+	slot = gba_eng_ring_claim(peer->ring, peer->nslots, &pos);
 	if (!slot)
 		return -EAGAIN;
 	memcpy((char *)&slot->hdr + sizeof(slot->hdr.seq),

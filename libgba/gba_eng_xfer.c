@@ -183,7 +183,8 @@ static struct gba_eng_slot *claim(struct gba_eng_ep *ep,
 				  struct gba_eng_peer *peer, uint8_t type,
 				  uint64_t *pos)
 {
-	struct gba_eng_slot *slot = gba_eng_ring_claim(peer->ring, pos);
+	struct gba_eng_slot *slot =
+		gba_eng_ring_claim(peer->ring, peer->nslots, pos);
 
 	if (!slot)
 		return NULL;
@@ -214,9 +215,9 @@ static int send_slots(struct gba_eng_ep *ep, struct gba_eng_peer *peer,
 	uint64_t pos;
 	uint32_t i;
 
-	if (n > ring->nslots / 2)
+	if (n > peer->nslots / 2)
 		return 0;
-	slot = gba_eng_ring_claim_n(ring, n, &pos);
+	slot = gba_eng_ring_claim_n(ring, peer->nslots, n, &pos);
 	if (!slot)
 		return 0;
 	gba_eng_hdr_init(ep, &slot->hdr, GBA_ENG_T_MSG);
@@ -234,7 +235,7 @@ static int send_slots(struct gba_eng_ep *ep, struct gba_eng_peer *peer,
 		take = left < GBA_ENG_EAGER_SLOT ? left : GBA_ENG_EAGER_SLOT;
 		iov_cur_read(
 			&cur,
-			(char *)&ring->slots[(pos + i) & (ring->nslots - 1)] +
+			(char *)&ring->slots[(pos + i) & (peer->nslots - 1)] +
 				sizeof(slot->hdr.seq),
 			take);
 	}

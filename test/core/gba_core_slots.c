@@ -68,7 +68,7 @@ static struct gba_eng_ep *open_ep(void)
 static struct gba_eng_slot *claim(struct gba_eng_ep *ep, uint8_t type,
 				  uint64_t *pos)
 {
-	struct gba_eng_slot *slot = gba_eng_ring_claim(ep->rx, pos);
+	struct gba_eng_slot *slot = gba_eng_ring_claim(ep->rx, NSLOTS, pos);
 
 	cr_assert_not_null(slot);
 	memset((uint8_t *)&slot->hdr + sizeof(slot->hdr.seq), 0,
@@ -288,4 +288,48 @@ Test(slots, hand_back_ignores_header_size)
 	cr_expect_eq(atomic_load(&slot->hdr.seq), pos + NSLOTS);
 	ep->rx->nslots = NSLOTS;
 	gba_eng_ep_close(ep);
+}
+
+/* A sender claims slots with the queue size it checked when it mapped the
+ * queue, not the one in the queue's header, which the receiver (or any
+ * process of the user) can rewrite: a full queue is -EAGAIN, never a
+ * claim past the mapping. */
+Test(slots, sender_ignores_header_size)
+{
+	struct gba_eng_ep *a = open_ep(), *b = open_ep();
+	struct gba_eng_peer *to_b;
+	char byte = 1;
+	struct iovec iov = { &byte, 1 };
+	int i, ret = 0;
+
+	cr_assert_eq(gba_eng_peer_get(a, &b->addr, &to_b), 0);
+	b->rx->nslots = 1u << 20;
+	for (i = 0; i <= NSLOTS; i++) {
+		ret = gba_eng_send(a, to_b, &iov, 1, 0, 0, 0, 0);
+		if (ret < 0)
+			break;
+	}
+	cr_expect_eq(i, NSLOTS, "%d messages into a queue of %d", i, NSLOTS);
+	cr_expect_eq(ret, -EAGAIN);
+	b->rx->nslots = NSLOTS;
+	gba_eng_ep_close(a);
+	gba_eng_ep_close(b);
+}
+
+/* A sequence word ahead of the tail (which no producer writes) makes the
+ * queue full for a sender, instead of a claim retried forever. */
+Test(slots, sender_sequence_ahead_of_tail)
+{
+	struct gba_eng_ep *a = open_ep(), *b = open_ep();
+	struct gba_eng_peer *to_b;
+	char byte = 1;
+	struct iovec iov = { &byte, 1 };
+
+	cr_assert_eq(gba_eng_peer_get(a, &b->addr, &to_b), 0);
+	atomic_store(&b->rx->slots[0].hdr.seq, 1000);
+	cr_expect_eq(gba_eng_send(a, to_b, &iov, 1, 0, 0, 0, 0), -EAGAIN);
+	atomic_store(&b->rx->slots[0].hdr.seq, 0);
+	cr_expect_eq(gba_eng_send(a, to_b, &iov, 1, 0, 0, 0, 0), 1);
+	gba_eng_ep_close(a);
+	gba_eng_ep_close(b);
 }
