@@ -13,6 +13,11 @@
  * UCX's posix transport reaches memory its md allocated, and what the
  * hardware's NIC does for registered memory.
  *
+ * The owner seals the file's size (F_SEAL_SHRINK, F_SEAL_GROW) and a peer
+ * maps only a sealed file: a region cannot shrink under a peer's
+ * mapping, whose loads and stores would then fault (SIGBUS), whatever its
+ * owner does.
+ *
  * Mappings of peers' regions are cached per process (gba_eng_seg_attach):
  * a region is mapped, and its pages faulted in, once however many times
  * its description arrives; the cookie tells a region from a later one
@@ -40,6 +45,8 @@
 /* Name of every region's memory file, as /proc/PID/fd/FD links show it */
 #define GBA_ENG_SEG_NAME "gba-seg"
 #define GBA_ENG_SEG_LINK "/memfd:" GBA_ENG_SEG_NAME " "
+/* Seals of every region's file: its size is fixed */
+#define GBA_ENG_SEG_SEALS (F_SEAL_SHRINK | F_SEAL_GROW)
 /* Mappings kept while no one holds them: count and bytes */
 #define GBA_ENG_SEG_IDLE_MAX 64
 #define GBA_ENG_SEG_IDLE_BYTES (1ULL << 30)
@@ -94,10 +101,11 @@ int gba_eng_seg_alloc(size_t len, void *addr, struct gba_eng_seg *seg)
 	if (addr)
 		flags |= MAP_FIXED_NOREPLACE;
 
-	fd = memfd_create(GBA_ENG_SEG_NAME, MFD_CLOEXEC);
+	fd = memfd_create(GBA_ENG_SEG_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
 		return -errno;
-	if (ftruncate(fd, (off_t)(len + page))) {
+	if (ftruncate(fd, (off_t)(len + page)) ||
+	    fcntl(fd, F_ADD_SEALS, GBA_ENG_SEG_SEALS | F_SEAL_SEAL)) {
 		ret = -errno;
 		goto err;
 	}
@@ -161,6 +169,12 @@ static int gba_eng_seg_map_new(uint32_t pid, int fd, size_t len,
 		return -errno;
 	if (fstat(mfd, &st)) {
 		ret = -errno;
+		goto out;
+	}
+	/* A file whose size can change could fault our accesses */
+	ret = fcntl(mfd, F_GET_SEALS);
+	if (ret < 0 || (ret & GBA_ENG_SEG_SEALS) != GBA_ENG_SEG_SEALS) {
+		ret = -EACCES;
 		goto out;
 	}
 	/* The caller's bytes are what the file holds before the trailer */
