@@ -47,8 +47,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	if (!ret)
 		ret = fi_domain(fabric, info, &domain, NULL);
 	if (ret) {
-		fprintf(stderr, "gba provider not usable (FI_PROVIDER_PATH=%s): "
-				"%s\n",
+		fprintf(stderr,
+			"gba provider not usable (FI_PROVIDER_PATH=%s): "
+			"%s\n",
 			getenv("FI_PROVIDER_PATH"), fi_strerror(-ret));
 		exit(1);
 	}
@@ -115,7 +116,7 @@ static void av_binary(struct fuzz_in *in)
 /* fi_av_insertsvc and fi_av_insertsym: node and service strings. */
 static void av_names(struct fuzz_in *in, int sym)
 {
-	struct fi_av_attr attr = { .type = FI_AV_TABLE };
+	struct fi_av_attr attr = {.type = FI_AV_TABLE};
 	size_t svccnt = fuzz_u8(in) % 65;
 	char *node, *service;
 	fi_addr_t fa[64];
@@ -129,8 +130,7 @@ static void av_names(struct fuzz_in *in, int sym)
 					0, NULL);
 		else
 			fi_av_insertsvc(av, *node ? node : NULL,
-					*service ? service : NULL, fa, 0,
-					NULL);
+					*service ? service : NULL, fa, 0, NULL);
 		fi_close(&av->fid);
 	}
 	free(node);
@@ -159,7 +159,7 @@ static void addr_text(struct fuzz_in *in)
  */
 static void av_shared(struct fuzz_in *in)
 {
-	struct fi_av_attr attr = { .type = FI_AV_TABLE, .flags = FI_READ };
+	struct fi_av_attr attr = {.type = FI_AV_TABLE, .flags = FI_READ};
 	size_t size = fuzz_u32(in) % FUZZ_AV_TABLE, off, len;
 	char name[64], shm[128];
 	struct gba_addr got;
@@ -202,7 +202,7 @@ static void av_shared(struct fuzz_in *in)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct fuzz_in in = { data, size };
+	struct fuzz_in in = {data, size};
 
 	switch (fuzz_u8(&in) % 5) {
 	case 0:

@@ -37,7 +37,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct fuzz_in in = { data, size };
+	struct fuzz_in in = {data, size};
 	static uint8_t copy[FUZZ_CHUNKS * (FUZZ_CHUNK_SIZE + 64)];
 	uct_gba_chunk_notice_t notice;
 	uct_gba_chunks_t rx;

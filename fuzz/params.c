@@ -22,8 +22,8 @@
 #include "gba_prov.h"
 
 static const char *const vars[] = {
-	"FI_GBA_DEVICE",	  "FI_GBA_OFFLOAD",	 "FI_GBA_CQ_SIZE",
-	"FI_GBA_EQ_SIZE",	  "FI_GBA_BARRIER_TIMEOUT", "FI_GBA_PROGRESS",
+	"FI_GBA_DEVICE",     "FI_GBA_OFFLOAD",	       "FI_GBA_CQ_SIZE",
+	"FI_GBA_EQ_SIZE",    "FI_GBA_BARRIER_TIMEOUT", "FI_GBA_PROGRESS",
 	"FI_GBA_EAGER_SIZE",
 };
 

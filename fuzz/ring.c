@@ -39,7 +39,7 @@ static unsigned nrecv;
 static void fuzz_recv(void *ctx, struct gba_eng_rx *rx)
 {
 	struct gba_eng_ep *ep = ctx;
-	struct iovec iov = { sink, sizeof(sink) };
+	struct iovec iov = {sink, sizeof(sink)};
 	struct gba_eng_rx *held;
 
 	gba_eng_rx_copy(ep, rx, &iov, 1, 0);
@@ -56,8 +56,8 @@ static void fuzz_complete(void *ctx, uint64_t cookie, int status)
 {
 }
 
-static int fuzz_mr_lookup(void *ctx, uint64_t key, uint64_t addr,
-			  size_t len, uint32_t access, void **ptr)
+static int fuzz_mr_lookup(void *ctx, uint64_t key, uint64_t addr, size_t len,
+			  uint32_t access, void **ptr)
 {
 	if (key != FUZZ_REGION_KEY)
 		return -ENOKEY;
@@ -107,7 +107,8 @@ static void publish_slot(struct gba_eng_ep *ep, struct fuzz_in *in,
 			return;
 	}
 	memcpy((uint8_t *)&slot->hdr + sizeof(hdr.seq),
-	       (uint8_t *)&hdr + sizeof(hdr.seq), sizeof(hdr) - sizeof(hdr.seq));
+	       (uint8_t *)&hdr + sizeof(hdr.seq),
+	       sizeof(hdr) - sizeof(hdr.seq));
 	fuzz_take(in, slot->payload, plen);
 	for (i = 1; i < n; i++)
 		memset((uint8_t *)&ep->rx->slots[(pos + i) & ep->rx_mask] +
@@ -142,13 +143,12 @@ static void publish_answer(struct gba_eng_ep *ep, struct fuzz_in *in,
 }
 
 /* A real get or atomic of this endpoint at itself. */
-static void start_op(struct gba_eng_ep *ep, struct fuzz_in *in,
-		     uint8_t choice)
+static void start_op(struct gba_eng_ep *ep, struct fuzz_in *in, uint8_t choice)
 {
 	struct gba_eng_peer *self;
 	uint64_t addr = (uintptr_t)region + fuzz_u16(in) % 4096 * 8;
-	uint64_t operand[2] = { fuzz_u64(in), fuzz_u64(in) };
-	struct iovec iov = { sink, 1 + fuzz_u16(in) % GBA_ENG_INLINE };
+	uint64_t operand[2] = {fuzz_u64(in), fuzz_u64(in)};
+	struct iovec iov = {sink, 1 + fuzz_u16(in) % GBA_ENG_INLINE};
 
 	if (gba_eng_peer_get(ep, &ep->addr, &self))
 		return;
@@ -168,7 +168,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.eager_max = GBA_ENG_EAGER_MAX,
 		.ops = &fuzz_ops,
 	};
-	struct fuzz_in in = { data, size };
+	struct fuzz_in in = {data, size};
 	struct gba_eng_ep *ep;
 	uint8_t choice;
 	int i;

@@ -80,7 +80,7 @@ static void group_round(uint64_t key, uint32_t val)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct fuzz_in in = { data, size };
+	struct fuzz_in in = {data, size};
 	volatile uint64_t sink = 0;
 
 	while (in.size) {
@@ -106,10 +106,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		case 5:
 			/* registers of a group window, any value */
-			dev->ops->write64(dev,
-					  GBA_GROUP_REG_BASE(off % GBA_MAX_GROUPS) +
-						  (val >> 32) % GBA_GROUP_REG_STRIDE / 8 * 8,
-					  fuzz_u64(&in));
+			dev->ops->write64(
+				dev,
+				GBA_GROUP_REG_BASE(off % GBA_MAX_GROUPS) +
+					(val >> 32) % GBA_GROUP_REG_STRIDE / 8 *
+						8,
+				fuzz_u64(&in));
 			break;
 		case 6:
 			image_store(off, val);

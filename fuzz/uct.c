@@ -177,7 +177,7 @@ static void addresses(uint64_t dev_addr, uct_gba_iface_addr_t *addr,
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct fuzz_in in = { data, size };
+	struct fuzz_in in = {data, size};
 	uct_gba_packed_rkey_t packed;
 	uct_gba_iface_addr_t addr;
 	uint64_t remote_addr, dev_addr;

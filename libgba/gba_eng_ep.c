@@ -455,7 +455,8 @@ int gba_eng_progress(struct gba_eng_ep *ep)
 					 .hdr.seq,
 				ep->head + i + ep->rx_mask + 1,
 				memory_order_release);
-		atomic_store_explicit(&slot->hdr.seq, ep->head + ep->rx_mask + 1,
+		atomic_store_explicit(&slot->hdr.seq,
+				      ep->head + ep->rx_mask + 1,
 				      memory_order_release);
 		__atomic_store_n(&ep->head, ep->head + (span ? span : 1),
 				 __ATOMIC_RELAXED);

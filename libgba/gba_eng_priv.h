@@ -184,9 +184,8 @@ gba_eng_ring_claim_n(struct gba_eng_ring *ring, uint32_t nslots, uint32_t n,
  * Claim the next slot of @ring (@nslots slots): returns it, or NULL when
  * the queue is full.  The caller fills it and calls gba_eng_ring_publish.
  */
-static inline struct gba_eng_slot *gba_eng_ring_claim(struct gba_eng_ring *ring,
-						      uint32_t nslots,
-						      uint64_t *posp)
+static inline struct gba_eng_slot *
+gba_eng_ring_claim(struct gba_eng_ring *ring, uint32_t nslots, uint64_t *posp)
 {
 	return gba_eng_ring_claim_n(ring, nslots, 1, posp);
 }
@@ -252,7 +251,7 @@ struct gba_eng_ep {
 	uint32_t ncpus;	      /* online CPUs */
 	uint32_t nprocs;      /* other processes among the peers */
 	uint64_t last_check_ns;
-	uint64_t nbad;	      /* slots dropped as corrupt */
+	uint64_t nbad; /* slots dropped as corrupt */
 };
 
 #define GBA_ENG_OP_NONE 0xffffffffu

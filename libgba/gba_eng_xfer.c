@@ -435,7 +435,7 @@ static const char *slot_bad(const struct gba_eng_slot *slot)
 {
 	const struct gba_eng_hdr *hdr = &slot->hdr;
 	const struct gba_eng_atomic_req *req = (const void *)slot->payload;
-	uint64_t bytes;
+	uint64_t bytes, sets = hdr->xflags & GBA_ENG_X_CMP ? 2 : 1;
 
 	if (hdr->type == GBA_ENG_T_MSG &&
 	    (hdr->xflags & (GBA_ENG_X_SLOTS | GBA_ENG_X_HDR)))
@@ -450,14 +450,14 @@ static const char *slot_bad(const struct gba_eng_slot *slot)
 			return hdr->iov_count > GBA_ENG_MAX_IOV
 				       ? "more iov entries than the engine's"
 				       : NULL;
-		return hdr->len > GBA_ENG_INLINE ? "inline length beyond the slot"
-						 : NULL;
+		return hdr->len > GBA_ENG_INLINE
+			       ? "inline length beyond the slot"
+			       : NULL;
 	case GBA_ENG_T_ATOMIC:
 		bytes = (uint64_t)req->count * req->elem_size;
+		/* the operands, and as many compare values */
 		if (!req->count || bytes != hdr->len ||
-		    sizeof(*req) + bytes *
-				    (hdr->xflags & GBA_ENG_X_CMP ? 2 : 1) >
-			    GBA_ENG_INLINE)
+		    sizeof(*req) + bytes * sets > GBA_ENG_INLINE)
 			return "atomic operands beyond the slot";
 		return NULL;
 	default:
@@ -473,8 +473,8 @@ void gba_eng_bad_slot(struct gba_eng_ep *ep, const struct gba_eng_hdr *hdr,
 			"gba: endpoint %" PRIu32 ": dropped a slot from "
 			"process %" PRIu32 " endpoint %" PRIu32 " (type %u, "
 			"flags 0x%x, %u iovs, %" PRIu64 " bytes): %s%s\n",
-			ep->addr.ep_id, hdr->src_pid, hdr->src_ep_id,
-			hdr->type, hdr->xflags, hdr->iov_count, hdr->len, why,
+			ep->addr.ep_id, hdr->src_pid, hdr->src_ep_id, hdr->type,
+			hdr->xflags, hdr->iov_count, hdr->len, why,
 			ep->nbad == GBA_ENG_BAD_LOG_MAX ? " (no more reported)"
 							: "");
 }
@@ -688,8 +688,8 @@ void gba_eng_resp(struct gba_eng_ep *ep, const struct gba_eng_slot *slot)
 		return;
 	}
 	if (len > GBA_ENG_INLINE || status > 0 || status < -GBA_ENG_ERRNO_MAX) {
-		gba_eng_bad_slot(ep, hdr, "answer beyond the slot or not an "
-					  "errno");
+		gba_eng_bad_slot(ep, hdr,
+				 "answer beyond the slot or not an errno");
 		status = -EPROTO;
 		len = 0;
 	}

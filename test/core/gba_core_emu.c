@@ -822,7 +822,7 @@ Test(emu, read_outside_bar_all_ones)
 
 static struct gba_emu_sw *one_member_group(struct gba_group **grpp)
 {
-	struct gba_group_attr attr = { .key = 77, .member_count = 1 };
+	struct gba_group_attr attr = {.key = 77, .member_count = 1};
 
 	cr_assert_eq(gba_group_join(dev, &attr, grpp), 0);
 	return &gba_emu(dev)->sw[gba_test_group_index(*grpp)];
@@ -855,17 +855,17 @@ Test(emu, corrupt_mask_words)
 	struct gba_group *grp;
 	struct gba_emu_sw *sw = one_member_group(&grp);
 	uint64_t victim = GBA_FLAG_IOVA(GBA_MAX_GROUPS - 1, 3);
-	uint64_t *past = (uint64_t *)((uint8_t *)sw->member_mask +
-				      GBA_MASK_WORDS * 8);
-	uint64_t *addr = (uint64_t *)(gba_emu(dev)->base +
-				      GBA_GROUP_REG_BASE(
-					      gba_test_group_index(grp)) +
-				      GBA_RELEASE_ADDR(GBA_MASK_WORDS * 64));
+	uint64_t *past =
+		(uint64_t *)((uint8_t *)sw->member_mask + GBA_MASK_WORDS * 8);
+	uint64_t *addr =
+		(uint64_t *)(gba_emu(dev)->base +
+			     GBA_GROUP_REG_BASE(gba_test_group_index(grp)) +
+			     GBA_RELEASE_ADDR(GBA_MASK_WORDS * 64));
 
 	cr_assert_leq(offsetof(struct gba_emu_sw, member_mask) +
 			      (GBA_MASK_WORDS + 1) * 8,
 		      offsetof(struct gba_emu_sw, epoch));
-	*past = 1;	/* "member" 768 */
+	*past = 1; /* "member" 768 */
 	*addr = victim;
 	sw->mask_words = GBA_MASK_WORDS + 1;
 	cr_expect_eq(gba_group_barrier(grp), 0);

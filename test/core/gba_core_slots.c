@@ -211,13 +211,13 @@ Test(slots, atomic_operands_beyond_slot)
 /* Start a get of 8 bytes at @ep itself: its operation's wire id. */
 static uint32_t start_get(struct gba_eng_ep *ep, uint64_t *buf)
 {
-	struct iovec iov = { buf, 8 };
+	struct iovec iov = {buf, 8};
 	struct gba_eng_peer *self;
 
 	cr_assert_eq(gba_eng_peer_get(ep, &ep->addr, &self), 0);
-	cr_assert_eq(gba_eng_get(ep, self, &iov, 1, (uintptr_t)region, KEY, 0,
-				 1),
-		     0);
+	cr_assert_eq(
+		gba_eng_get(ep, self, &iov, 1, (uintptr_t)region, KEY, 0, 1),
+		0);
 	return gba_eng_op_id(ep, &ep->optab[0]);
 }
 
@@ -299,7 +299,7 @@ Test(slots, sender_ignores_header_size)
 	struct gba_eng_ep *a = open_ep(), *b = open_ep();
 	struct gba_eng_peer *to_b;
 	char byte = 1;
-	struct iovec iov = { &byte, 1 };
+	struct iovec iov = {&byte, 1};
 	int i, ret = 0;
 
 	cr_assert_eq(gba_eng_peer_get(a, &b->addr, &to_b), 0);
@@ -323,7 +323,7 @@ Test(slots, sender_sequence_ahead_of_tail)
 	struct gba_eng_ep *a = open_ep(), *b = open_ep();
 	struct gba_eng_peer *to_b;
 	char byte = 1;
-	struct iovec iov = { &byte, 1 };
+	struct iovec iov = {&byte, 1};
 
 	cr_assert_eq(gba_eng_peer_get(a, &b->addr, &to_b), 0);
 	atomic_store(&b->rx->slots[0].hdr.seq, 1000);
