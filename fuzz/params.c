@@ -5,10 +5,11 @@
  * the strings, and the device names of GBA_DEVICE, FI_GBA_DEVICE and
  * UCX_GBA_DEVICE (gba_dev_open).
  *
- * The input is NUL-separated strings: the values of the seven variables,
- * then a device name.  A device name that is a path of an existing file
- * is not opened (the fuzzer must not open /dev/mem); emulated images it
- * creates are removed.
+ * The input is NUL-separated strings: the values of the seven variables
+ * (empty when the input ends before), then a device name.  The
+ * parameters are defined once; every input is read from the defaults.  A
+ * device name that is a path of an existing file is not opened (the
+ * fuzzer must not open /dev/mem); emulated images it creates are removed.
  */
 #include "config.h"
 
@@ -21,11 +22,43 @@
 #include "gba_backend.h"
 #include "gba_prov.h"
 
-static const char *const vars[] = {
+#define FUZZ_VARS 7
+#define FUZZ_VALUE_MAX 4096
+
+static const char *const vars[FUZZ_VARS] = {
 	"FI_GBA_DEVICE",     "FI_GBA_OFFLOAD",	       "FI_GBA_CQ_SIZE",
 	"FI_GBA_EQ_SIZE",    "FI_GBA_BARRIER_TIMEOUT", "FI_GBA_PROGRESS",
 	"FI_GBA_EAGER_SIZE",
 };
+
+/* "NAME=value" of each variable, in the environment with putenv (setenv
+ * would keep every value it replaced) */
+static char env[FUZZ_VARS][32 + FUZZ_VALUE_MAX];
+static struct gba_params defaults;
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	unsigned i;
+
+	gba_params_define();
+	defaults = gba_params;
+	for (i = 0; i < FUZZ_VARS; i++) {
+		snprintf(env[i], sizeof(env[i]), "%s=", vars[i]);
+		putenv(env[i]);
+	}
+	return 0;
+}
+
+/* Set variable @i to the @len bytes at @s (up to a NUL). */
+static void set_var(unsigned i, const char *s, size_t len)
+{
+	size_t name = strlen(vars[i]) + 1;
+
+	if (len > FUZZ_VALUE_MAX - 1)
+		len = FUZZ_VALUE_MAX - 1;
+	memcpy(env[i] + name, s, len);
+	env[i][name + len] = '\0';
+}
 
 static void device(const char *name)
 {
@@ -53,14 +86,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	memcpy(buf, data, size);
 	buf[size] = '\0';
-	for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+	for (i = 0; i < FUZZ_VARS; i++) {
 		if (s < end) {
-			setenv(vars[i], s, 1);
+			set_var(i, s, strlen(s));
 			s += strlen(s) + 1;
 		} else {
-			unsetenv(vars[i]);
+			set_var(i, "", 0);
 		}
 	}
+	gba_params = defaults;
 	gba_params_read();
 	if (gba_params.cq_size < 1 || gba_params.cq_size > GBA_CQ_MAX_SIZE ||
 	    gba_params.eq_size < 1 || gba_params.eq_size > GBA_EQ_MAX_SIZE ||
