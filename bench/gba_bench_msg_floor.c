@@ -115,12 +115,12 @@ static double round_line(struct pp *pp, unsigned long iters)
 	for (i = 1; i <= iters; i++) {
 		if (pp->rank == 0) {
 			atomic_store_explicit(theirs, i, memory_order_release);
-			while (atomic_load_explicit(mine, memory_order_acquire) !=
-			       i)
+			while (atomic_load_explicit(mine,
+						    memory_order_acquire) != i)
 				;
 		} else {
-			while (atomic_load_explicit(mine, memory_order_acquire) !=
-			       i)
+			while (atomic_load_explicit(mine,
+						    memory_order_acquire) != i)
 				;
 			atomic_store_explicit(theirs, i, memory_order_release);
 		}
@@ -248,8 +248,9 @@ int main(int argc, char **argv)
 	       gba_bench_median(pp.shm->us[1], rounds));
 	return 0;
 usage:
-	fprintf(stderr, "usage: %s [-I iterations] [-r rounds (1..%d)] "
-			"[-s bytes (0..%d)]\n",
+	fprintf(stderr,
+		"usage: %s [-I iterations] [-r rounds (1..%d)] "
+		"[-s bytes (0..%d)]\n",
 		argv[0], MAX_ROUNDS, MAX_SIZE);
 	return 2;
 }

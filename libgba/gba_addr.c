@@ -16,10 +16,11 @@
 
 #include <gba/gba_addr.h>
 
-#define FNV64_OFFSET 0xcbf29ce484222325ULL
+#include "gba_backend.h"
+
 #define FNV64_PRIME 0x100000001b3ULL
 
-static uint64_t fnv1a(uint64_t h, const void *buf, size_t len)
+uint64_t gba_fnv1a(uint64_t h, const void *buf, size_t len)
 {
 	const unsigned char *p = buf;
 	size_t i;
@@ -54,11 +55,11 @@ uint64_t gba_host_id(void)
 			n--;
 	}
 	if (n) {
-		id = fnv1a(FNV64_OFFSET, boot_id, n);
+		id = gba_fnv1a(GBA_FNV64_OFFSET, boot_id, n);
 	} else {
 		long hid = gethostid();
 
-		id = fnv1a(FNV64_OFFSET, &hid, sizeof(hid));
+		id = gba_fnv1a(GBA_FNV64_OFFSET, &hid, sizeof(hid));
 	}
 	if (!id)
 		id = 1; /* 0 is reserved as "not computed yet" */
@@ -176,18 +177,18 @@ int gba_addr_parse(const char *str, struct gba_addr *addr)
 uint64_t gba_addr_hash(const struct gba_addr *addrs, size_t count,
 		       uint64_t seed)
 {
-	uint64_t h = FNV64_OFFSET;
+	uint64_t h = GBA_FNV64_OFFSET;
 	size_t i;
 
-	h = fnv1a(h, &seed, sizeof(seed));
+	h = gba_fnv1a(h, &seed, sizeof(seed));
 	for (i = 0; addrs && i < count; i++) {
 		/* hash field by field: the struct has no padding, but be
 		 * explicit so the hash never depends on layout */
-		h = fnv1a(h, &addrs[i].magic, sizeof(addrs[i].magic));
-		h = fnv1a(h, &addrs[i].version, sizeof(addrs[i].version));
-		h = fnv1a(h, &addrs[i].pid, sizeof(addrs[i].pid));
-		h = fnv1a(h, &addrs[i].ep_id, sizeof(addrs[i].ep_id));
-		h = fnv1a(h, &addrs[i].host_id, sizeof(addrs[i].host_id));
+		h = gba_fnv1a(h, &addrs[i].magic, sizeof(addrs[i].magic));
+		h = gba_fnv1a(h, &addrs[i].version, sizeof(addrs[i].version));
+		h = gba_fnv1a(h, &addrs[i].pid, sizeof(addrs[i].pid));
+		h = gba_fnv1a(h, &addrs[i].ep_id, sizeof(addrs[i].ep_id));
+		h = gba_fnv1a(h, &addrs[i].host_id, sizeof(addrs[i].host_id));
 	}
 	return h;
 }

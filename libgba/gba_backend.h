@@ -278,9 +278,14 @@ int gba_emu_init(struct gba_dev *dev, const char *name);
 
 /* Slot value identifying the calling process (pid + start time). */
 uint64_t gba_proc_self_slot(void);
+/* Slot value identifying process @pid, 0 if there is none. */
+uint64_t gba_proc_slot(pid_t pid);
 /* 1 if the process recorded in @slot is alive (not dead, not a zombie,
  * not a recycled pid); 0 if not. */
 int gba_proc_slot_alive(uint64_t slot);
+/* FNV-1a over @len bytes of @buf, from @h (GBA_FNV64_OFFSET to start). */
+#define GBA_FNV64_OFFSET 0xcbf29ce484222325ULL
+uint64_t gba_fnv1a(uint64_t h, const void *buf, size_t len);
 /* Monotonic time in nanoseconds (vDSO, no syscall). */
 uint64_t gba_now_ns(void);
 

@@ -50,7 +50,9 @@ int gba_eng_ep_open(const struct gba_eng_ep_attr *attr,
 	if (nslots & (nslots - 1) || nslots > GBA_ENG_RX_SLOTS_MAX)
 		return -EINVAL;
 	if (attr->max_ops > GBA_ENG_MAX_OPS_MAX ||
-	    attr->eager_max > GBA_ENG_EAGER_MAX)
+	    attr->eager_max > GBA_ENG_EAGER_MAX ||
+	    (attr->flags & ~GBA_ENG_EP_SERVICE) ||
+	    ((attr->flags & GBA_ENG_EP_SERVICE) && !attr->addr))
 		return -EINVAL;
 	if (attr->addr && (!gba_addr_valid(attr->addr, sizeof(*attr->addr)) ||
 			   attr->addr->pid != (uint32_t)getpid() ||
@@ -83,9 +85,19 @@ int gba_eng_ep_open(const struct gba_eng_ep_attr *attr,
 		ep->ncpus = 1;
 
 	gba_eng_ring_reap();
-	ret = gba_eng_ring_create(&ep->addr, nslots, &ep->rx, &ep->rx_len);
+	ret = gba_eng_ring_create(&ep->addr, nslots, &ep->rx, &ep->rx_len,
+				  &ep->rx_fd);
 	if (ret)
 		goto err;
+	if (attr->flags & GBA_ENG_EP_SERVICE) {
+		ret = gba_eng_ring_claim_service(ep->rx_fd, ep->addr.ep_id);
+		if (ret) {
+			gba_eng_ring_destroy(ep->rx, ep->rx_len, &ep->addr,
+					     ep->rx_fd);
+			goto err;
+		}
+		ep->service = true;
+	}
 	ep->rx_mask = nslots - 1;
 	*epp = ep;
 	return 0;
@@ -102,7 +114,9 @@ void gba_eng_ep_close(struct gba_eng_ep *ep)
 
 	if (!ep)
 		return;
-	gba_eng_ring_destroy(ep->rx, ep->rx_len, &ep->addr);
+	if (ep->service)
+		gba_eng_ring_release_service(ep->rx_fd, ep->addr.ep_id);
+	gba_eng_ring_destroy(ep->rx, ep->rx_len, &ep->addr, ep->rx_fd);
 	HASH_ITER(hh, ep->peers, peer, tmp)
 	{
 		HASH_DEL(ep->peers, peer);

@@ -111,17 +111,33 @@ struct gba_eng_ring {
 
 /* Shared-memory object name of an endpoint's queue, into @buf. */
 void gba_eng_ring_name(const struct gba_addr *addr, char *buf, size_t len);
-/* Create (O_EXCL) and map the queue of local endpoint @addr. */
+/*
+ * Create and map the queue of local endpoint @addr, named once it is
+ * ready; *@fdp is its file, held (shared flock) until
+ * gba_eng_ring_destroy.  -EADDRINUSE if the name exists, -ENOSPC (a full
+ * /dev/shm), or another negative errno.
+ */
 int gba_eng_ring_create(const struct gba_addr *addr, uint32_t nslots,
-			struct gba_eng_ring **ringp, size_t *lenp);
+			struct gba_eng_ring **ringp, size_t *lenp, int *fdp);
+/*
+ * Claim service @ep_id of this user and job for the queue open as
+ * @ring_fd (a second name for it), taking over a claim no live endpoint
+ * holds.  0, -EADDRINUSE (a live endpoint has it) or another errno.
+ */
+int gba_eng_ring_claim_service(int ring_fd, uint32_t ep_id);
+/* Drop the claim of service @ep_id if it is @ring_fd's. */
+void gba_eng_ring_release_service(int ring_fd, uint32_t ep_id);
 /* Map the queue of @addr (another endpoint).  -EHOSTUNREACH if none. */
 int gba_eng_ring_map(const struct gba_addr *addr, struct gba_eng_ring **ringp,
 		     size_t *lenp);
-/* Mark closed, unmap, and (owner) unlink. */
+/* Mark closed, unmap, unlink and close (the owner's @fd). */
 void gba_eng_ring_destroy(struct gba_eng_ring *ring, size_t len,
-			  const struct gba_addr *addr);
+			  const struct gba_addr *addr, int fd);
 void gba_eng_ring_unmap(struct gba_eng_ring *ring, size_t len);
-/* Unlink the queues of this user's dead processes (crash leftovers). */
+/*
+ * Unlink the queues and service names of this user's dead processes
+ * (crash leftovers), of every job.
+ */
 void gba_eng_ring_reap(void);
 
 /*
@@ -236,6 +252,8 @@ struct gba_eng_ep {
 	void *ctx;
 	struct gba_eng_ring *rx;
 	size_t rx_len;
+	int rx_fd;	/* rx's file, held while open (gba_eng_ring_create) */
+	bool service;	/* addr.ep_id claimed as a service */
 	uint64_t head; /* next slot to poll */
 	uint32_t rx_mask;
 	uint32_t eager_max;	    /* gba_eng_ep_attr.eager_max */

@@ -10,38 +10,65 @@
  * several processes never wait on each other beyond the tail's
  * compare-and-swap; a full ring is reported, not waited on.
  *
- * The object is named after the endpoint's address and created with
- * owner-only permissions; a process that dies leaves its queues behind,
- * so each new endpoint first unlinks the queues of this user's dead
- * processes (gba_eng_ring_reap).  A queue's owner is known by pid and
- * start time (owner_slot): a leftover whose pid now belongs to another
- * process (pids are recycled) or to a zombie is dead too, so that it is
- * neither found by service (gba_eng_ep_find) nor kept.
+ * The object is named after the job, the endpoint's address
+ * (/gba-fab-<uid>-<job>-<pid>-<ep_id>, job = gba_job_id() in hex), so that
+ * a process reaches the queues of its own job only, and is created
+ * owner-only.  It is made as an unnamed file (O_TMPFILE in /dev/shm),
+ * reserved (posix_fallocate: a full /dev/shm is an error here, never a
+ * SIGBUS later), mapped and initialised, and only then linked under its
+ * name: no process ever finds a queue that cannot receive yet.  Its owner
+ * keeps the file open with a shared flock(2) for the endpoint's life,
+ * which the kernel drops when the process dies, however it dies.
+ *
+ * A process that dies leaves its queues behind, so each new endpoint
+ * first unlinks the queues of this user's dead processes
+ * (gba_eng_ring_reap).  A queue's owner is known by pid and start time
+ * (owner_slot): a leftover whose pid now belongs to another process (pids
+ * are recycled) or to a zombie is dead too.
+ *
+ * Services: an endpoint whose number others find without an address
+ * (fabtests' node/service mode) claims it with a second name for the same
+ * file, /gba-svc-<uid>-<job>-<ep_id>: one endpoint per service, user, job
+ * and host, like a bound port (gba_eng_ring_claim_service).  A claim whose
+ * file nobody holds any more (its flock gone) is taken over.
  */
 #include "config.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <gba/gba_job.h>
+
 #include "gba_backend.h"
 #include "gba_eng_priv.h"
 
-#define GBA_ENG_NAME_FMT "/gba-fab-%u-%u-%u"
+#define GBA_SHM_DIR "/dev/shm"
+#define GBA_ENG_NAME_FMT "/gba-fab-%u-%016" PRIx64 "-%u-%u"
+#define GBA_ENG_SVC_FMT "/gba-svc-%u-%016" PRIx64 "-%u"
+#define GBA_ENG_CLAIM_TRIES 8
 
 void gba_eng_ring_name(const struct gba_addr *addr, char *buf, size_t len)
 {
-	snprintf(buf, len, GBA_ENG_NAME_FMT, (unsigned)getuid(),
+	snprintf(buf, len, GBA_ENG_NAME_FMT, (unsigned)getuid(), gba_job_id(),
 		 (unsigned)addr->pid, (unsigned)addr->ep_id);
+}
+
+/* /dev/shm path of service @ep_id of this user and job, into @buf. */
+static void svc_path(uint32_t ep_id, char *buf, size_t len)
+{
+	snprintf(buf, len, GBA_SHM_DIR GBA_ENG_SVC_FMT, (unsigned)getuid(),
+		 gba_job_id(), (unsigned)ep_id);
 }
 
 static size_t ring_bytes(uint32_t nslots)
@@ -50,28 +77,27 @@ static size_t ring_bytes(uint32_t nslots)
 }
 
 int gba_eng_ring_create(const struct gba_addr *addr, uint32_t nslots,
-			struct gba_eng_ring **ringp, size_t *lenp)
+			struct gba_eng_ring **ringp, size_t *lenp, int *fdp)
 {
 	size_t len = ring_bytes(nslots);
+	char name[64], path[96], self[64];
 	struct gba_eng_ring *ring;
-	char name[64];
 	uint32_t i;
 	int fd, ret;
 
 	gba_eng_ring_name(addr, name, sizeof(name));
-	fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	snprintf(path, sizeof(path), GBA_SHM_DIR "%s", name);
+	fd = open(GBA_SHM_DIR, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	if (fd < 0)
-		return errno == EEXIST ? -EADDRINUSE : -errno;
-	if (ftruncate(fd, (off_t)len)) {
-		ret = -errno;
+		return -errno;
+	ret = -posix_fallocate(fd, 0, (off_t)len);
+	if (ret)
 		goto err;
-	}
 	ring = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (ring == MAP_FAILED) {
 		ret = -errno;
 		goto err;
 	}
-	close(fd);
 	ring->version = GBA_ENG_RING_VERSION;
 	ring->nslots = nslots;
 	ring->owner_slot = gba_proc_self_slot();
@@ -83,13 +109,101 @@ int gba_eng_ring_create(const struct gba_addr *addr, uint32_t nslots,
 	/* the magic last: a mapper seeing it sees an initialised ring */
 	atomic_thread_fence(memory_order_release);
 	ring->magic = GBA_ENG_RING_MAGIC;
+	/* held until the process closes the endpoint or dies */
+	if (flock(fd, LOCK_SH | LOCK_NB)) {
+		ret = -errno;
+		goto err_unmap;
+	}
+	/* and only now findable, under its name */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	if (linkat(AT_FDCWD, self, AT_FDCWD, path, AT_SYMLINK_FOLLOW)) {
+		ret = errno == EEXIST ? -EADDRINUSE : -errno;
+		goto err_unmap;
+	}
 	*ringp = ring;
 	*lenp = len;
+	*fdp = fd;
 	return 0;
+err_unmap:
+	munmap(ring, len);
 err:
 	close(fd);
-	shm_unlink(name);
 	return ret;
+}
+
+/*
+ * Can this process take over the claim @fd (an open service name)?  It
+ * can once nobody holds the file (its owner closed or died): then the
+ * exclusive lock is taken, and kept until @fd is closed, so that no one
+ * else takes it over at the same time.
+ */
+static bool svc_abandoned(int fd)
+{
+	return !flock(fd, LOCK_EX | LOCK_NB);
+}
+
+/* Does /dev/shm path @path still name the file open as @fd? */
+static bool same_file(const char *path, int fd)
+{
+	struct stat a, b;
+
+	return !stat(path, &a) && !fstat(fd, &b) && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+}
+
+int gba_eng_ring_claim_service(int ring_fd, uint32_t ep_id)
+{
+	char path[96], tmp[128], self[64];
+	int tries, fd, ret = -EADDRINUSE;
+
+	svc_path(ep_id, path, sizeof(path));
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", ring_fd);
+	for (tries = 0; tries < GBA_ENG_CLAIM_TRIES; tries++) {
+		if (!linkat(AT_FDCWD, self, AT_FDCWD, path, AT_SYMLINK_FOLLOW))
+			return 0;
+		if (errno != EEXIST)
+			return -errno;
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0) {
+			if (errno == ENOENT)
+				continue; /* released meanwhile: again */
+			return -errno;
+		}
+		if (!svc_abandoned(fd)) {
+			close(fd);
+			return -EADDRINUSE; /* a live endpoint has it */
+		}
+		/* ours to replace, unless replaced since it was opened */
+		ret = -EADDRINUSE;
+		if (same_file(path, fd)) {
+			snprintf(tmp, sizeof(tmp), "%s.%u", path,
+				 (unsigned)getpid());
+			unlink(tmp);
+			if (linkat(AT_FDCWD, self, AT_FDCWD, tmp,
+				   AT_SYMLINK_FOLLOW))
+				ret = -errno;
+			else if (!rename(tmp, path))
+				ret = 0;
+			else {
+				ret = -errno;
+				unlink(tmp);
+			}
+		}
+		close(fd);
+		if (!ret || ret != -EADDRINUSE)
+			return ret;
+	}
+	return ret;
+}
+
+void gba_eng_ring_release_service(int ring_fd, uint32_t ep_id)
+{
+	char path[96];
+
+	/* nobody takes it over while this process holds the file */
+	svc_path(ep_id, path, sizeof(path));
+	if (same_file(path, ring_fd))
+		unlink(path);
 }
 
 int gba_eng_ring_map(const struct gba_addr *addr, struct gba_eng_ring **ringp,
@@ -145,7 +259,7 @@ void gba_eng_ring_unmap(struct gba_eng_ring *ring, size_t len)
 }
 
 void gba_eng_ring_destroy(struct gba_eng_ring *ring, size_t len,
-			  const struct gba_addr *addr)
+			  const struct gba_addr *addr, int fd)
 {
 	char name[64];
 
@@ -153,92 +267,81 @@ void gba_eng_ring_destroy(struct gba_eng_ring *ring, size_t len,
 	gba_eng_ring_name(addr, name, sizeof(name));
 	shm_unlink(name);
 	munmap(ring, len);
+	close(fd);
 }
 
 /*
- * Is queue @dname of directory @dir (a /dev/shm entry named after process
- * @pid) owned by a live process?  Once initialised, the queue names its
- * owner by pid and start time (gba_proc_slot_alive: recycled pids and
- * zombies are dead); a queue still being created is judged by its pid.
+ * Unlink entry @dname of directory @dir if no live endpoint holds it.  Its
+ * owner holds the file with a shared flock(2) until it closes the
+ * endpoint or dies (a crash, a zombie: the kernel drops the lock with the
+ * process's files), so a file no one holds is a leftover.  The exclusive
+ * lock taken to find out is kept while the name is checked to still be
+ * that file and unlinked: a service name is only ever replaced by a
+ * process holding its file exclusively (gba_eng_ring_claim_service).
  */
-static bool ring_owner_alive(DIR *dir, const char *dname, unsigned pid)
+static void reap_entry(DIR *dir, const char *dname)
 {
-	struct gba_eng_ring hdr;
-	ssize_t n;
+	char path[300];
 	int fd;
 
-	if (kill((pid_t)pid, 0) && errno == ESRCH)
-		return false;
 	fd = openat(dirfd(dir), dname, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
-		return errno != ENOENT;
-	n = pread(fd, &hdr, offsetof(struct gba_eng_ring, open), 0);
+		return;
+	snprintf(path, sizeof(path), GBA_SHM_DIR "/%s", dname);
+	if (!flock(fd, LOCK_EX | LOCK_NB) && same_file(path, fd))
+		unlink(path);
 	close(fd);
-	if (n != (ssize_t)offsetof(struct gba_eng_ring, open) ||
-	    hdr.magic != GBA_ENG_RING_MAGIC)
-		return gba_proc_slot_alive(pid); /* being created */
-	/* a queue naming another owner than its name is nobody's */
-	return GBA_SLOT_PID(hdr.owner_slot) == (pid_t)pid &&
-	       gba_proc_slot_alive(hdr.owner_slot);
 }
 
 void gba_eng_ring_reap(void)
 {
-	char prefix[32], name[300];
-	unsigned uid, pid, ep_id;
+	char fab[32], svc[32];
+	size_t nfab, nsvc;
 	struct dirent *de;
 	DIR *dir;
-	int n;
 
-	n = snprintf(prefix, sizeof(prefix), "gba-fab-%u-", (unsigned)getuid());
-	dir = opendir("/dev/shm");
+	/* every job's, and the leftovers of earlier versions */
+	nfab = (size_t)snprintf(fab, sizeof(fab), "gba-fab-%u-",
+				(unsigned)getuid());
+	nsvc = (size_t)snprintf(svc, sizeof(svc), "gba-svc-%u-",
+				(unsigned)getuid());
+	dir = opendir(GBA_SHM_DIR);
 	if (!dir)
 		return;
-	while ((de = readdir(dir))) {
-		if (strncmp(de->d_name, prefix, (size_t)n))
-			continue;
-		if (sscanf(de->d_name, "gba-fab-%u-%u-%u", &uid, &pid,
-			   &ep_id) != 3)
-			continue;
-		if (ring_owner_alive(dir, de->d_name, pid))
-			continue;
-		snprintf(name, sizeof(name), "/%s", de->d_name);
-		shm_unlink(name);
-	}
+	while ((de = readdir(dir)))
+		if (!strncmp(de->d_name, fab, nfab) ||
+		    !strncmp(de->d_name, svc, nsvc))
+			reap_entry(dir, de->d_name);
 	closedir(dir);
 }
 
 int gba_eng_ep_find(uint32_t ep_id, struct gba_addr *addr)
 {
-	char prefix[32];
-	unsigned uid, pid, id, found = 0, found_pid = 0;
-	struct dirent *de;
-	DIR *dir;
-	int n;
+	struct gba_eng_ring hdr;
+	char path[96];
+	ssize_t n;
+	int fd;
 
 	if (!addr)
 		return -EINVAL;
-	n = snprintf(prefix, sizeof(prefix), "gba-fab-%u-", (unsigned)getuid());
-	dir = opendir("/dev/shm");
-	if (!dir)
-		return -errno;
-	while ((de = readdir(dir))) {
-		if (strncmp(de->d_name, prefix, (size_t)n) ||
-		    sscanf(de->d_name, "gba-fab-%u-%u-%u", &uid, &pid, &id) != 3 ||
-		    id != ep_id || pid == (unsigned)getpid())
-			continue;
-		if (!ring_owner_alive(dir, de->d_name, pid))
-			continue; /* a crash leftover */
-		found++;
-		found_pid = pid;
+	svc_path(ep_id, path, sizeof(path));
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return errno == ENOENT ? -ENOENT : -errno;
+	n = pread(fd, &hdr, offsetof(struct gba_eng_ring, open), 0);
+	/* a claim its endpoint no longer holds is a leftover */
+	if (!flock(fd, LOCK_EX | LOCK_NB) ||
+	    n != (ssize_t)offsetof(struct gba_eng_ring, open) ||
+	    hdr.magic != GBA_ENG_RING_MAGIC ||
+	    hdr.version != GBA_ENG_RING_VERSION) {
+		close(fd);
+		return -ENOENT;
 	}
-	closedir(dir);
-	if (found != 1)
-		return found ? -EADDRNOTAVAIL : -ENOENT;
+	close(fd);
 	memset(addr, 0, sizeof(*addr));
 	addr->magic = GBA_ADDR_MAGIC;
 	addr->version = GBA_ADDR_VERSION;
-	addr->pid = found_pid;
+	addr->pid = (uint32_t)GBA_SLOT_PID(hdr.owner_slot);
 	addr->ep_id = ep_id;
 	addr->host_id = gba_host_id();
 	return 0;

@@ -28,6 +28,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -40,11 +41,17 @@
 
 #include <utlist.h>
 
+#include <gba/gba_job.h>
+
 #include "gba_eng_priv.h"
 
-/* Name of every region's memory file, as /proc/PID/fd/FD links show it */
-#define GBA_ENG_SEG_NAME "gba-seg"
-#define GBA_ENG_SEG_LINK "/memfd:" GBA_ENG_SEG_NAME " "
+/*
+ * Name of a region's memory file: gba-seg-<job> (gba_job_id() in hex), so
+ * that a process attaches the regions of its own job only; /proc/PID/fd/FD
+ * links show it as "/memfd:<name> (deleted)".
+ */
+#define GBA_ENG_SEG_NAME_FMT "gba-seg-%016" PRIx64
+#define GBA_ENG_SEG_LINK_FMT "/memfd:" GBA_ENG_SEG_NAME_FMT " "
 /* Seals of every region's file: its size is fixed */
 #define GBA_ENG_SEG_SEALS (F_SEAL_SHRINK | F_SEAL_GROW)
 /* Mappings kept while no one holds them: count and bytes */
@@ -91,6 +98,7 @@ static uint64_t gba_eng_seg_cookie(void)
 int gba_eng_seg_alloc(size_t len, void *addr, struct gba_eng_seg *seg)
 {
 	size_t page = gba_eng_seg_page();
+	char name[32];
 	void *map;
 	int fd, ret, flags = MAP_SHARED;
 
@@ -101,7 +109,8 @@ int gba_eng_seg_alloc(size_t len, void *addr, struct gba_eng_seg *seg)
 	if (addr)
 		flags |= MAP_FIXED_NOREPLACE;
 
-	fd = memfd_create(GBA_ENG_SEG_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	snprintf(name, sizeof(name), GBA_ENG_SEG_NAME_FMT, gba_job_id());
+	fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
 		return -errno;
 	if (ftruncate(fd, (off_t)(len + page)) ||
@@ -149,7 +158,7 @@ static int gba_eng_seg_map_new(uint32_t pid, int fd, size_t len,
 			       uint64_t cookie, struct gba_eng_seg_map *m)
 {
 	size_t page = gba_eng_seg_page();
-	char path[64], link[PATH_MAX];
+	char path[64], link[PATH_MAX], want[64];
 	struct stat st;
 	ssize_t n;
 	void *map;
@@ -161,7 +170,9 @@ static int gba_eng_seg_map_new(uint32_t pid, int fd, size_t len,
 	if (n < 0)
 		return -errno;
 	link[n] = '\0';
-	if (strncmp(link, GBA_ENG_SEG_LINK, strlen(GBA_ENG_SEG_LINK)))
+	/* and of this job's: another job's regions are not there for it */
+	snprintf(want, sizeof(want), GBA_ENG_SEG_LINK_FMT, gba_job_id());
+	if (strncmp(link, want, strlen(want)))
 		return -ENOENT;
 
 	mfd = open(path, O_RDWR | O_CLOEXEC);

@@ -16,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <gba/gba_job.h>
+
 #include "gba_backend.h"
 
 /* How long join waits for STATUS.READY after ENABLE|ARM. */
@@ -216,9 +218,24 @@ static int group_find_or_alloc(struct gba_dev *dev,
 	return 0;
 }
 
-int gba_group_join(struct gba_dev *dev, const struct gba_group_attr *attr,
+/*
+ * The key a group is booked under: the caller's, scoped to this process's
+ * job (<gba/gba_job.h>), so that two jobs using the same rendezvous key
+ * get two groups.  Never 0 (a free group's key).
+ */
+static uint64_t job_scoped_key(uint64_t key)
+{
+	uint64_t job = gba_job_id(), h;
+
+	h = gba_fnv1a(GBA_FNV64_OFFSET, &job, sizeof(job));
+	h = gba_fnv1a(h, &key, sizeof(key));
+	return h ? h : 1;
+}
+
+int gba_group_join(struct gba_dev *dev, const struct gba_group_attr *in,
 		   struct gba_group **grpp)
 {
+	struct gba_group_attr scoped, *attr = &scoped;
 	struct gba_book_group *bg;
 	struct gba_group *grp;
 	uint64_t slot, self;
@@ -228,10 +245,12 @@ int gba_group_join(struct gba_dev *dev, const struct gba_group_attr *attr,
 
 	if (grpp)
 		*grpp = NULL;
-	if (!dev || !attr || !grpp || !attr->key || !attr->member_count ||
-	    attr->member_count > dev_max_members(dev) ||
-	    attr->member_id >= attr->member_count)
+	if (!dev || !in || !grpp || !in->key || !in->member_count ||
+	    in->member_count > dev_max_members(dev) ||
+	    in->member_id >= in->member_count)
 		return -EINVAL;
+	scoped = *in;
+	scoped.key = job_scoped_key(in->key);
 	if (!dev->book || !dev->flags)
 		return -EIO;	/* hw without driver-provided flag memory */
 

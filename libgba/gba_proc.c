@@ -70,15 +70,21 @@ static int proc_stat(pid_t pid, char *state, uint32_t *start)
 	return 0;
 }
 
-uint64_t gba_proc_self_slot(void)
+uint64_t gba_proc_slot(pid_t pid)
 {
-	pid_t pid = getpid();
 	uint32_t start = 0;
 	char state;
 
+	if (pid <= 0)
+		return 0;
 	if (proc_stat(pid, &state, &start))
-		start = 0;
+		return pid == getpid() ? (uint32_t)pid : 0;
 	return ((uint64_t)start << 32) | (uint32_t)pid;
+}
+
+uint64_t gba_proc_self_slot(void)
+{
+	return gba_proc_slot(getpid());
 }
 
 int gba_proc_slot_alive(uint64_t slot)

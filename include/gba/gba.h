@@ -88,7 +88,9 @@ struct gba_group_attr {
 
 /*
  * gba_group_join - attach this process as member attr->member_id of the
- * group identified by attr->key, allocating and configuring the group
+ * group identified by attr->key within this process's job (<gba/gba_job.h>:
+ * the same key in another job is another group), allocating and
+ * configuring the group
  * (protocol step 1: RESET, GROUP_ID, MEMBER_COUNT, MEMBER_MASK,
  * RELEASE_ADDR[], ENABLE|ARM, wait READY) if no member created it yet.
  * Groups whose attached processes have all died are reclaimed first.

@@ -279,16 +279,27 @@ struct gba_eng_ep_attr {
 	 * GBA_ENG_EAGER_MAX; 0 or up to GBA_ENG_INLINE: one slot only).
 	 */
 	uint32_t eager_max;
+	uint32_t flags;		/* GBA_ENG_EP_* */
 	const struct gba_eng_ops *ops;
 	void *ctx;		/* first argument of every callback */
 };
 
 /*
- * gba_eng_ep_open - create an endpoint and its receive queue.
- * Returns 0, -EINVAL (NULL pointers, ops without recv/complete/
+ * gba_eng_ep_attr.flags: @addr's ep_id is a service other processes of
+ * this user and job find by number (gba_eng_ep_find), held by one
+ * endpoint at a time like a bound port.
+ */
+#define GBA_ENG_EP_SERVICE 1u
+
+/*
+ * gba_eng_ep_open - create an endpoint and its receive queue, in this
+ * process's job (<gba/gba_job.h>): only endpoints of the same job reach
+ * it.  Returns 0, -EINVAL (NULL pointers, ops without recv/complete/
  * mr_lookup, an address of another process, rx_slots not a power of two
- * or above 65536, eager_max above GBA_ENG_EAGER_MAX), -EADDRINUSE (that
- * address is in use), -ENOMEM, or the errno of shm_open/ftruncate/mmap.
+ * or above 65536, eager_max above GBA_ENG_EAGER_MAX, unknown flags,
+ * GBA_ENG_EP_SERVICE without an address), -EADDRINUSE (that address, or
+ * with GBA_ENG_EP_SERVICE that service, is in use), -ENOSPC (/dev/shm is
+ * full), -ENOMEM, or the errno of open/posix_fallocate/mmap/linkat.
  */
 int gba_eng_ep_open(const struct gba_eng_ep_attr *attr,
 		    struct gba_eng_ep **epp);
@@ -301,10 +312,10 @@ int gba_eng_ep_open(const struct gba_eng_ep_attr *attr,
 void gba_eng_ep_close(struct gba_eng_ep *ep);
 
 /*
- * gba_eng_ep_find - the address of the one endpoint numbered @ep_id in
- * another live process of this user on this host (how a service number
- * names a peer when no address was exchanged).  Returns 0, -ENOENT (none),
- * -EADDRNOTAVAIL (several: exchange addresses instead), -EINVAL.
+ * gba_eng_ep_find - the address of the live endpoint that holds service
+ * @ep_id (opened with GBA_ENG_EP_SERVICE) for this user and job on this
+ * host: how a service number names a peer when no address was exchanged.
+ * Returns 0, -ENOENT (none), -EINVAL, or the errno of open.
  */
 int gba_eng_ep_find(uint32_t ep_id, struct gba_addr *addr);
 

@@ -56,7 +56,7 @@ uid=$(id -u)
 
 # pair <expect> <program> <args>: a server, then a client naming
 # 127.0.0.1 once the server is ready: its engine endpoint exists
-# (/dev/shm/gba-fab-<uid>-<pid>-<port>) and had time to open (a client
+# (/dev/shm/gba-fab-<uid>-<job>-<pid>-<port>) and had time to open (a client
 # whose first send finds the endpoint not yet open reports
 # EHOSTUNREACH and hangs, a fabtests weakness); the client is retried
 # while fi_getinfo finds no endpoint of that id or the out-of-band

@@ -16,6 +16,7 @@
  * it.  Addresses go between the processes in a MAP_SHARED struct.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <sched.h>
 #include <signal.h>
@@ -25,6 +26,7 @@
 #include <sys/wait.h>
 
 #include <gba/gba_eng.h>
+#include <gba/gba_job.h>
 
 #include "gba_core_util.h"
 
@@ -634,8 +636,9 @@ static int finish(struct fe *fe, struct shared *sh, int n)
 
 static void ring_path(const struct gba_addr *a, char *buf, size_t len)
 {
-	snprintf(buf, len, "/dev/shm/gba-fab-%u-%u-%u", (unsigned)getuid(),
-		 (unsigned)a->pid, (unsigned)a->ep_id);
+	snprintf(buf, len, "/dev/shm/gba-fab-%u-%016" PRIx64 "-%u-%u",
+		 (unsigned)getuid(), gba_job_id(), (unsigned)a->pid,
+		 (unsigned)a->ep_id);
 }
 
 /* A pid no process has (a child that exited and was reaped). */
@@ -2733,11 +2736,18 @@ Test(fab, zombie_leftover_not_found)
 	child = fork();
 	cr_assert_geq(child, 0);
 	if (!child) {
-		struct gba_eng_ep_attr attr = {.ops = &fe_ops, .addr = &addr};
+		struct gba_eng_ep_attr attr = {.ops = &fe_ops,
+					       .addr = &addr,
+					       .flags = GBA_ENG_EP_SERVICE};
 		struct gba_eng_ep *ep;
+		struct gba_addr seen;
 
 		addr.pid = (uint32_t)getpid();
-		_exit(gba_eng_ep_open(&attr, &ep) ? 1 : 0); /* never closed */
+		if (gba_eng_ep_open(&attr, &ep))
+			_exit(1);
+		/* found while it lives */
+		_exit(gba_eng_ep_find(id, &seen) || seen.pid != addr.pid ? 2
+									 : 0);
 	}
 	addr.pid = (uint32_t)child;
 	ring_path(&addr, path, sizeof(path));

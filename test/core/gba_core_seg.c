@@ -11,7 +11,9 @@
 #define _GNU_SOURCE /* memfd_create */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -20,6 +22,7 @@
 #include <criterion/criterion.h>
 
 #include <gba/gba_eng.h>
+#include <gba/gba_job.h>
 
 TestSuite(seg, .timeout = 30);
 
@@ -233,6 +236,7 @@ Test(seg, size_sealed)
 {
 	struct gba_eng_seg seg;
 	uint64_t cookie = 42;
+	char name[64];
 	void *addr;
 	int fd;
 
@@ -246,8 +250,9 @@ Test(seg, size_sealed)
 	gba_eng_seg_detach(addr);
 	gba_eng_seg_free(&seg);
 
-	/* the same layout, unsealed */
-	fd = memfd_create("gba-seg", MFD_CLOEXEC);
+	/* the same name and layout, unsealed */
+	snprintf(name, sizeof(name), "gba-seg-%016" PRIx64, gba_job_id());
+	fd = memfd_create(name, MFD_CLOEXEC);
 	cr_assert_geq(fd, 0);
 	cr_assert_eq(ftruncate(fd, (off_t)(2 * page())), 0);
 	cr_assert_eq(pwrite(fd, &cookie, sizeof(cookie), (off_t)page()),

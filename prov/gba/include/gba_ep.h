@@ -59,6 +59,7 @@ struct gba_ep {
 	atomic_int ref;
 	uint64_t caps;
 	struct gba_addr addr;
+	bool addr_service; /* addr.ep_id is a service (fi_getinfo's) */
 	bool enabled;
 	struct gba_av *av;
 	struct gba_eq *eq;

@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gba/gba_job.h>
+
 #include "gba_ep.h"
 
 static void gba_eng_recv_cb(void *ctx, struct gba_eng_rx *rx)
@@ -137,6 +139,8 @@ int gba_eng_open(struct gba_ep *ep)
 		.addr = &ep->addr,
 		.max_ops = GBA_TX_SIZE,
 		.eager_max = (uint32_t)gba_params.eager_size,
+		/* a service others find by number: one endpoint holds it */
+		.flags = ep->addr_service ? GBA_ENG_EP_SERVICE : 0,
 		.ops = &gba_eng_ops,
 		.ctx = ep,
 	};
@@ -160,8 +164,12 @@ int gba_eng_open(struct gba_ep *ep)
 	ret = gba_eng_ep_open(&attr, &ep->eng);
 	if (ret) {
 		FI_WARN(&gba_prov, FI_LOG_EP_CTRL,
-			"cannot open the engine endpoint: %s\n",
-			strerror(-ret));
+			"cannot open the engine endpoint %u (job %s): %s\n",
+			ep->addr.ep_id, gba_job_key(),
+			ret == -EADDRINUSE && ep->addr_service
+				? "the service is held by another endpoint "
+				  "of this job"
+				: strerror(-ret));
 		ret = ret == -EADDRINUSE ? -FI_EADDRINUSE
 					 : gba_errno_to_fi(ret);
 		goto err_msg;

@@ -154,9 +154,10 @@ int gba_resolve(const char *node, const char *service, struct gba_addr *addr)
 
 /*
  * gba_resolve_dest - gba_resolve for a destination: a service "<ep>"
- * without a process names the one endpoint <ep> of another process of
- * this host (fabtests' node/service mode), else this process's endpoint
- * <ep>.  Returns 0 or -FI_EINVAL (several other processes have one).
+ * without a process names the endpoint of this job that holds service
+ * <ep> on this host (fabtests' node/service mode; gba_eng_ep_find), else
+ * this process's endpoint <ep>.  Returns 0, -FI_EINVAL or the error of
+ * the lookup.
  */
 int gba_resolve_dest(const char *node, const char *service,
 		     struct gba_addr *addr)
@@ -170,11 +171,9 @@ int gba_resolve_dest(const char *node, const char *service,
 	if (ret == -ENOENT)
 		return 0; /* none elsewhere: this process's endpoint <ep> */
 	if (ret)
-		return GBA_WARN_RET(FI_LOG_CORE, -FI_EINVAL,
-				    "service %s: more than one endpoint %u in "
-				    "other processes of this host (use "
-				    "\"<pid>/<ep>\" or exchange addresses)\n",
-				    service, addr->ep_id);
+		return GBA_WARN_RET(FI_LOG_CORE, gba_errno_to_fi(ret),
+				    "service %s: cannot look it up: %s\n",
+				    service, strerror(-ret));
 	return 0;
 }
 

@@ -59,6 +59,7 @@ static int gba_ep_pick_addr(struct gba_ep *ep, const struct fi_info *info)
 	if (src && info->src_addrlen == sizeof(*src) && src->ep_id) {
 		ep->addr = *src;
 		ep->addr.reserved = 0;
+		ep->addr_service = true;
 		if (gba_ep_registry_find(&ep->addr))
 			return GBA_WARN_RET(FI_LOG_EP_CTRL, -FI_EADDRINUSE,
 					    "source address endpoint %u is in "
