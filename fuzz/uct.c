@@ -140,12 +140,11 @@ static void rkey(uct_gba_packed_rkey_t *packed, uint8_t choice,
 	}
 	if (choice & 8)
 		packed->host_id = gba_host_id();
-	if (choice & 16) /* our own region: the key is our memory */
+	if (choice & 16) /* a key naming this process */
 		packed->pid = getpid();
 	if (uct_rkey_unpack(comp, packed, &bundle) != UCS_OK)
 		return;
-	if (!(choice & 16) &&
-	    uct_rkey_ptr(comp, &bundle, remote_addr, &local) == UCS_OK)
+	if (uct_rkey_ptr(comp, &bundle, remote_addr, &local) == UCS_OK)
 		sink = *(volatile uint8_t *)local;
 	(void)sink;
 	uct_rkey_release(comp, &bundle);
