@@ -295,6 +295,23 @@ void gba_book_init(struct gba_book *book, uint64_t image_size);
 /* Control-plane lock helpers common to both backends (flock on lock_fd,
  * reopened through @reopen after fork so parent and child exclude each
  * other). */
+/*
+ * gba_shm_reserve - allocate the pages of the first @len bytes of
+ * shared-memory file @fd (named @name in messages; the size grows to @len
+ * if shorter) with posix_fallocate, so that stores to a mapping of them
+ * cannot fault with SIGBUS.  Returns 0, or -ENOSPC (file system full),
+ * -ENOMEM, -EFBIG, another negative errno; on error the text of
+ * gba_last_error names @name and the error.
+ */
+int gba_shm_reserve(int fd, size_t len, const char *name);
+/* Forget this thread's last error text (at the entry of an API call). */
+void gba_err_clear(void);
+/*
+ * Record "<fmt ...>: <strerror(@err)>" as this thread's last error text
+ * (gba_last_error); @err is an errno, either sign.  Returns @err.
+ */
+int gba_err_set(int err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 int gba_flock(struct gba_dev *dev, int (*reopen)(struct gba_dev *dev));
 void gba_funlock(struct gba_dev *dev);
 

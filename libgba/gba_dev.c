@@ -59,6 +59,7 @@ int gba_dev_open(const char *name, struct gba_dev **devp)
 	const char *env;
 	int ret;
 
+	gba_err_clear();
 	if (!devp)
 		return -EINVAL;
 	*devp = NULL;

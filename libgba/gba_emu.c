@@ -16,6 +16,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -197,12 +199,19 @@ static int emu_image_open(const char *name)
 			return fd;
 		}
 		if (errno != EEXIST)
-			return errno == ENAMETOOLONG ? -EINVAL : -errno;
+			return errno == ENAMETOOLONG
+				       ? -EINVAL
+				       : gba_err_set(-errno,
+						     "shm_open /dev/shm%s",
+						     name);
 		fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
 		if (fd >= 0)
 			break;
 		if (errno != ENOENT)	/* unlinked in between: retry */
-			return -errno;
+			return gba_err_set(-errno,
+					   "device image /dev/shm%s (another "
+					   "user's?)",
+					   name);
 	}
 	if (fd < 0)
 		return -EAGAIN;
@@ -212,7 +221,12 @@ static int emu_image_open(const char *name)
 	}
 	if (st.st_uid != geteuid() || (st.st_mode & 077)) {
 		close(fd);
-		return -EACCES;
+		return gba_err_set(-EACCES,
+				   "device image /dev/shm%s: owner uid %u, "
+				   "mode %03o (need uid %u, mode 0600)",
+				   name, (unsigned)st.st_uid,
+				   (unsigned)(st.st_mode & 0777),
+				   (unsigned)geteuid());
 	}
 	return fd;
 }
@@ -221,6 +235,7 @@ int gba_emu_init(struct gba_dev *dev, const char *name)
 {
 	struct gba_emu *emu;
 	struct gba_book *book;
+	char path[PATH_MAX];
 	struct stat st;
 	void *base;
 	int ret;
@@ -251,17 +266,23 @@ int gba_emu_init(struct gba_dev *dev, const char *name)
 		ret = -errno;
 		goto err_unlock;
 	}
-	if (st.st_size == 0 && ftruncate(dev->fd, GBA_EMU_IMAGE_SIZE)) {
-		ret = -errno;
-		goto err_unlock;
-	} else if (st.st_size != 0 && st.st_size != GBA_EMU_IMAGE_SIZE) {
+	if (st.st_size != 0 && st.st_size != GBA_EMU_IMAGE_SIZE) {
 		ret = -EPROTO;	/* not an image of this layout */
 		goto err_unlock;
 	}
+	/*
+	 * Give a new image its pages, and an existing one those it may lack
+	 * (made by a version that only set its size): a full /dev/shm is
+	 * -ENOSPC here, never SIGBUS at the first store.
+	 */
+	snprintf(path, sizeof(path), "/dev/shm%s", name);
+	ret = gba_shm_reserve(dev->fd, GBA_EMU_IMAGE_SIZE, path);
+	if (ret)
+		goto err_unlock;
 	base = mmap(NULL, GBA_EMU_IMAGE_SIZE, PROT_READ | PROT_WRITE,
 		    MAP_SHARED, dev->fd, 0);
 	if (base == MAP_FAILED) {
-		ret = -errno;
+		ret = gba_err_set(-errno, "mmap %s", path);
 		goto err_unlock;
 	}
 	emu->base = base;

@@ -43,6 +43,7 @@ int gba_eng_ep_open(const struct gba_eng_ep_attr *attr,
 	uint32_t nslots, i;
 	int ret;
 
+	gba_err_clear();
 	if (!attr || !epp || !attr->ops || !attr->ops->recv ||
 	    !attr->ops->complete || !attr->ops->mr_lookup)
 		return -EINVAL;
@@ -161,6 +162,7 @@ int gba_eng_peer_get(struct gba_eng_ep *ep, const struct gba_addr *addr,
 	uint64_t key;
 	int ret;
 
+	gba_err_clear();
 	if (!ep || !peerp || !addr || !gba_addr_valid(addr, sizeof(*addr)))
 		return -EINVAL;
 	if (addr->host_id != ep->addr.host_id)

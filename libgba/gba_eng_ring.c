@@ -82,6 +82,7 @@ int gba_eng_ring_create(const struct gba_addr *addr, uint32_t nslots,
 	size_t len = ring_bytes(nslots);
 	char name[64], path[96], self[64];
 	struct gba_eng_ring *ring;
+	struct stat st;
 	uint32_t i;
 	int fd, ret;
 
@@ -89,13 +90,14 @@ int gba_eng_ring_create(const struct gba_addr *addr, uint32_t nslots,
 	snprintf(path, sizeof(path), GBA_SHM_DIR "%s", name);
 	fd = open(GBA_SHM_DIR, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	if (fd < 0)
-		return -errno;
-	ret = -posix_fallocate(fd, 0, (off_t)len);
+		return gba_err_set(-errno, "open %s (O_TMPFILE)", path);
+	/* the pages now: a full /dev/shm is -ENOSPC here, not SIGBUS below */
+	ret = gba_shm_reserve(fd, len, path);
 	if (ret)
 		goto err;
 	ring = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (ring == MAP_FAILED) {
-		ret = -errno;
+		ret = gba_err_set(-errno, "mmap %s", path);
 		goto err;
 	}
 	ring->version = GBA_ENG_RING_VERSION;
@@ -117,7 +119,17 @@ int gba_eng_ring_create(const struct gba_addr *addr, uint32_t nslots,
 	/* and only now findable, under its name */
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
 	if (linkat(AT_FDCWD, self, AT_FDCWD, path, AT_SYMLINK_FOLLOW)) {
-		ret = errno == EEXIST ? -EADDRINUSE : -errno;
+		ret = -errno;
+		if (ret == -EEXIST && !stat(path, &st) &&
+		    st.st_uid != getuid())
+			/* planted by another user, who alone can remove it */
+			ret = gba_err_set(-EACCES,
+					  "receive queue %s exists, owned by "
+					  "uid %u",
+					  path, (unsigned)st.st_uid);
+		else
+			ret = gba_err_set(ret == -EEXIST ? -EADDRINUSE : ret,
+					  "link %s", path);
 		goto err_unmap;
 	}
 	*ringp = ring;
@@ -217,13 +229,21 @@ int gba_eng_ring_map(const struct gba_addr *addr, struct gba_eng_ring **ringp,
 	gba_eng_ring_name(addr, name, sizeof(name));
 	fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
 	if (fd < 0)
-		return errno == ENOENT ? -EHOSTUNREACH : -errno;
+		return errno == ENOENT ? -EHOSTUNREACH
+				       : gba_err_set(-errno,
+						     "shm_open /dev/shm%s",
+						     name);
 	if (fstat(fd, &st)) {
 		ret = -errno;
 		goto out;
 	}
 	if (st.st_uid != getuid() || (st.st_mode & 077)) {
-		ret = -EACCES;
+		ret = gba_err_set(-EACCES,
+				  "receive queue /dev/shm%s: owner uid %u, mode "
+				  "%03o (need uid %u, mode 0600)",
+				  name, (unsigned)st.st_uid,
+				  (unsigned)(st.st_mode & 0777),
+				  (unsigned)getuid());
 		goto out;
 	}
 	if ((size_t)st.st_size < GBA_ENG_RING_HDR) {

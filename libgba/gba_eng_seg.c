@@ -43,6 +43,7 @@
 
 #include <gba/gba_job.h>
 
+#include "gba_backend.h"
 #include "gba_eng_priv.h"
 
 /*
@@ -98,10 +99,11 @@ static uint64_t gba_eng_seg_cookie(void)
 int gba_eng_seg_alloc(size_t len, void *addr, struct gba_eng_seg *seg)
 {
 	size_t page = gba_eng_seg_page();
-	char name[32];
+	char name[32], path[40];
 	void *map;
 	int fd, ret, flags = MAP_SHARED;
 
+	gba_err_clear();
 	if (!seg || !len || len > SIZE_MAX / 2 ||
 	    ((uintptr_t)addr & (page - 1)))
 		return -EINVAL;
@@ -112,15 +114,21 @@ int gba_eng_seg_alloc(size_t len, void *addr, struct gba_eng_seg *seg)
 	snprintf(name, sizeof(name), GBA_ENG_SEG_NAME_FMT, gba_job_id());
 	fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
-		return -errno;
-	if (ftruncate(fd, (off_t)(len + page)) ||
-	    fcntl(fd, F_ADD_SEALS, GBA_ENG_SEG_SEALS | F_SEAL_SEAL)) {
-		ret = -errno;
+		return gba_err_set(-errno, "memfd_create %s", name);
+	/* the pages now: no memory is -ENOSPC/-ENOMEM here, not SIGBUS */
+	snprintf(path, sizeof(path), "memfd:%s", name);
+	ret = gba_shm_reserve(fd, len + page, path);
+	if (ret)
+		goto err;
+	/* its size is fixed: a peer's mapping can never fault */
+	if (fcntl(fd, F_ADD_SEALS, GBA_ENG_SEG_SEALS | F_SEAL_SEAL)) {
+		ret = gba_err_set(-errno, "fcntl F_ADD_SEALS %s", path);
 		goto err;
 	}
 	map = mmap(addr, len + page, PROT_READ | PROT_WRITE, flags, fd, 0);
 	if (map == MAP_FAILED) {
-		ret = -errno;
+		ret = gba_err_set(-errno, "mmap %s (%zu bytes)", path,
+				  len + page);
 		goto err;
 	}
 	if (addr && map != addr) {
@@ -168,7 +176,7 @@ static int gba_eng_seg_map_new(uint32_t pid, int fd, size_t len,
 	/* Only a region's memory file, never another file of the owner's */
 	n = readlink(path, link, sizeof(link) - 1);
 	if (n < 0)
-		return -errno;
+		return gba_err_set(-errno, "region %s", path);
 	link[n] = '\0';
 	/* and of this job's: another job's regions are not there for it */
 	snprintf(want, sizeof(want), GBA_ENG_SEG_LINK_FMT, gba_job_id());
@@ -177,7 +185,7 @@ static int gba_eng_seg_map_new(uint32_t pid, int fd, size_t len,
 
 	mfd = open(path, O_RDWR | O_CLOEXEC);
 	if (mfd < 0)
-		return -errno;
+		return gba_err_set(-errno, "region %s", path);
 	if (fstat(mfd, &st)) {
 		ret = -errno;
 		goto out;
@@ -243,6 +251,7 @@ int gba_eng_seg_attach(uint32_t pid, int fd, size_t len, uint64_t cookie,
 	struct gba_eng_seg_map *m;
 	int ret;
 
+	gba_err_clear();
 	if (!addr || !len || fd < 0 || !pid)
 		return -EINVAL;
 

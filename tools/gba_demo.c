@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -274,12 +275,36 @@ int main(int argc, char **argv)
 			exit(demo_child(sh, prov, nprocs, iters));
 		}
 	}
-	for (int i = 0; i < nprocs; i++) {
-		if (waitpid(pids[i], &status, 0) < 0 || !WIFEXITED(status) ||
-		    WEXITSTATUS(status)) {
-			fprintf(stderr, "gba_demo: process %d failed\n", i);
-			failed = 1;
+	/*
+	 * The first process that fails stops the others: they would wait
+	 * for it forever (at the boot barrier, or in the GBA barriers).
+	 */
+	for (int left = nprocs; left > 0; left--) {
+		pid_t pid = wait(&status);
+		int i;
+
+		if (pid < 0) {
+			perror("wait");
+			return 1;
 		}
+		for (i = 0; i < nprocs && pids[i] != pid; i++)
+			;
+		if (i == nprocs)
+			continue;
+		pids[i] = 0;
+		if ((WIFEXITED(status) && !WEXITSTATUS(status)) || failed)
+			continue; /* fine, or stopped below */
+		if (WIFSIGNALED(status))
+			fprintf(stderr, "gba_demo: process %d killed by signal "
+				"%d: stopping the others\n", i,
+				WTERMSIG(status));
+		else
+			fprintf(stderr, "gba_demo: process %d failed: stopping "
+				"the others\n", i);
+		for (int j = 0; j < nprocs; j++)
+			if (pids[j] > 0)
+				kill(pids[j], SIGKILL);
+		failed = 1;
 	}
 	if (failed)
 		return 1;

@@ -112,8 +112,9 @@ struct fi_gba_eq_ops {
 	/*
 	 * write_error - queue an error entry on @eq: fi_eq_readerr returns
 	 * @fid, @context, @data, @err (a positive FI_E* code) and
-	 * @prov_errno.  Returns 0, -FI_EINVAL (NULL @eq, @err not
-	 * positive), -FI_EAGAIN (the EQ is full), -FI_ENOMEM.
+	 * @prov_errno.  A full EQ keeps it beyond its size, as the
+	 * provider's own entries.  Returns 0, -FI_EINVAL (NULL @eq, @err
+	 * not positive), -FI_ENOMEM (no memory: lost, logged).
 	 */
 	int (*write_error)(struct fid_eq *eq, fid_t fid, void *context,
 			   uint64_t data, int err, int prov_errno);

@@ -63,7 +63,10 @@ struct gba_dev_attr {
  *
  * Returns 0, or -EINVAL (bad name or NULL devp), -ENODEV (no such device),
  * -EPROTO (ID or VERSION register mismatch), -EACCES (image owned by
- * another user or with group/other permissions), -ENOMEM.
+ * another user or with group/other permissions), -ENOMEM, -ENOSPC (the
+ * emulated device's image does not fit in /dev/shm: its pages are
+ * reserved at open, never a SIGBUS later), -EMFILE.  gba_last_error names
+ * the file of a shared-memory or ownership failure.
  */
 int gba_dev_open(const char *name, struct gba_dev **devp);
 
@@ -199,6 +202,20 @@ int gba_group_diag(const struct gba_group *grp, struct gba_group_diag *diag);
 
 /* gba_strerror_info - text for an ERROR_INFO cause (GBA_ERR_*). */
 const char *gba_strerror_info(uint64_t error_info);
+
+/*
+ * gba_last_error - text for @err (a negative errno) returned by this
+ * thread's last call to gba_dev_open, gba_eng_ep_open, gba_eng_peer_get,
+ * gba_eng_seg_alloc or gba_eng_seg_attach: when that call failed on a
+ * system call on a shared-memory object or on an ownership check, the
+ * call, the object's name and the error, e.g. "posix_fallocate
+ * /dev/shm/gba-fab-1000-<job>-4242-0 (1052672 bytes): No space left on
+ * device";
+ * otherwise (nothing recorded: bad arguments, no memory, success)
+ * strerror(-@err).  The text stays valid until this thread's next call of
+ * one of those functions.  Front ends put it in their log lines.
+ */
+const char *gba_last_error(int err);
 
 #ifdef __cplusplus
 }

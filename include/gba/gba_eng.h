@@ -298,8 +298,12 @@ struct gba_eng_ep_attr {
  * mr_lookup, an address of another process, rx_slots not a power of two
  * or above 65536, eager_max above GBA_ENG_EAGER_MAX, unknown flags,
  * GBA_ENG_EP_SERVICE without an address), -EADDRINUSE (that address, or
- * with GBA_ENG_EP_SERVICE that service, is in use), -ENOSPC (/dev/shm is
- * full), -ENOMEM, or the errno of open/posix_fallocate/mmap/linkat.
+ * with GBA_ENG_EP_SERVICE that service, is in use), -EACCES (a file of
+ * another user has the queue's name), -ENOSPC (/dev/shm cannot hold the
+ * queue: its pages are reserved before use, so a full /dev/shm is this
+ * error, never SIGBUS later), -ENOMEM, -EMFILE/-ENFILE (no file
+ * descriptor), or another errno of open/posix_fallocate/mmap/linkat;
+ * gba_last_error names the file.
  */
 int gba_eng_ep_open(const struct gba_eng_ep_attr *attr,
 		    struct gba_eng_ep **epp);
@@ -326,7 +330,10 @@ const struct gba_addr *gba_eng_ep_addr(const struct gba_eng_ep *ep);
  * gba_eng_peer_get - the peer handle for @addr, connecting on first use
  * (maps the peer's receive queue).  Handles live until the endpoint
  * closes.  Returns 0, -EINVAL (malformed address), -EHOSTUNREACH
- * (another host, or no such endpoint), -EPIPE (the peer died), -ENOMEM.
+ * (another host, or no such endpoint: the receive queues of another
+ * user's processes are not found), -EPIPE (the peer died), -ENOMEM,
+ * -EACCES (a queue of this name not owned by the caller, or open to
+ * group/others), -EMFILE.
  */
 int gba_eng_peer_get(struct gba_eng_ep *ep, const struct gba_addr *addr,
 		     struct gba_eng_peer **peerp);
@@ -470,7 +477,9 @@ struct gba_eng_seg {
  * aligned; @len plus one page there must be free: a mapping in the way is
  * refused, never replaced).  Returns 0, or -EINVAL (NULL @seg, @len 0 or
  * too large, unaligned @addr), -EEXIST (@addr in use), or the errno of
- * memfd_create/ftruncate/mmap (-ENOMEM, -EMFILE, ...).
+ * memfd_create/posix_fallocate/mmap (-ENOMEM, -ENOSPC, -EMFILE, ...: the
+ * pages are reserved before use, never a SIGBUS later); gba_last_error
+ * says which.
  */
 int gba_eng_seg_alloc(size_t len, void *addr, struct gba_eng_seg *seg);
 

@@ -23,6 +23,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include <gba/gba_eng.h>
@@ -1083,6 +1084,50 @@ Test(fab, front_end_atomic_executor)
 	cr_assert(!catom.has_result);
 	cr_assert_eq(c.nev, 1, "no event for a failed atomic");
 	fe_close(&c);
+}
+
+/*
+ * With no file descriptor left (RLIMIT_NOFILE at the lowest free one),
+ * opening an endpoint, allocating a region and opening the emulated
+ * device fail at once with -EMFILE, and gba_last_error names the call
+ * and the object (gba(7), RESOURCE LIMITS).
+ */
+Test(fab, no_descriptor_left)
+{
+	struct gba_eng_ops ops = fe_ops;
+	struct gba_eng_ep_attr attr = {.ops = &ops};
+	const char *dev_name = gba_t_image("nofd");
+	struct rlimit rl, low;
+	struct gba_eng_seg seg;
+	struct gba_eng_ep *ep;
+	struct gba_dev *dev;
+	int fd;
+
+	fd = dup(2); /* the lowest free descriptor */
+	cr_assert_geq(fd, 0);
+	close(fd);
+	cr_assert_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	low = rl;
+	low.rlim_cur = (rlim_t)fd;
+	cr_assert_eq(setrlimit(RLIMIT_NOFILE, &low), 0);
+
+	cr_expect_eq(gba_eng_ep_open(&attr, &ep), -EMFILE);
+	cr_expect(strstr(gba_last_error(-EMFILE), "/dev/shm/gba-fab-") &&
+			  strstr(gba_last_error(-EMFILE), "Too many open files"),
+		  "gba_last_error: \"%s\"", gba_last_error(-EMFILE));
+	cr_expect_eq(gba_eng_seg_alloc(4096, NULL, &seg), -EMFILE);
+	cr_expect(strstr(gba_last_error(-EMFILE), "memfd_create"),
+		  "gba_last_error: \"%s\"", gba_last_error(-EMFILE));
+	cr_expect_eq(gba_dev_open(dev_name, &dev), -EMFILE);
+	cr_expect(strstr(gba_last_error(-EMFILE), "shm_open /dev/shm/gba-t"),
+		  "gba_last_error: \"%s\"", gba_last_error(-EMFILE));
+
+	cr_assert_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	cr_assert_eq(gba_eng_ep_open(&attr, &ep), 0, "fine again");
+	cr_expect_str_eq(gba_last_error(0), strerror(0),
+			 "cleared by the next call");
+	gba_eng_ep_close(ep);
+	gba_t_unlink();
 }
 
 /* ---- 2. Messages between two processes ---------------------------------- */

@@ -190,6 +190,48 @@ Test(av, async_events)
 	cr_expect_eq(fi_close(&eq->fid), 0);
 }
 
+/*
+ * FI_EVENT inserts into an EQ smaller than their results: every
+ * per-address error entry and the FI_AV_COMPLETE arrive.
+ */
+Test(av, async_events_full_eq)
+{
+	struct fi_eq_attr eq_attr = {.size = 4, .wait_obj = FI_WAIT_NONE};
+	struct fid_av *av = open_av(FI_AV_MAP, FI_EVENT);
+	struct fi_eq_err_entry err;
+	struct fi_eq_entry entry;
+	struct gba_addr a[32];
+	fi_addr_t fa[32];
+	struct fid_eq *eq;
+	uint32_t event;
+	size_t i;
+	int ctx;
+
+	fill(a, 32, 1);
+	for (i = 0; i < 32; i += 2)
+		a[i].version = 99; /* 16 invalid addresses */
+	cr_assert_eq(fi_eq_open(t_fabric, &eq_attr, &eq, NULL), 0);
+	cr_assert_eq(fi_av_bind(av, &eq->fid, 0), 0);
+	cr_expect_eq(fi_av_insert(av, a, 32, fa, 0, &ctx), 0);
+	for (i = 0; i < 32; i += 2) {
+		cr_assert_eq(fi_eq_read(eq, &event, &entry, sizeof(entry), 0),
+			     -FI_EAVAIL, "error entry of address %zu", i);
+		memset(&err, 0, sizeof(err));
+		cr_assert_eq(fi_eq_readerr(eq, &err, 0), sizeof(err));
+		cr_expect_eq(err.data, i);
+		cr_expect_eq(err.err, FI_EINVAL);
+		cr_expect_eq(err.context, &ctx);
+	}
+	cr_assert_eq(fi_eq_read(eq, &event, &entry, sizeof(entry), 0),
+		     sizeof(entry), "FI_AV_COMPLETE after the errors");
+	cr_expect_eq(event, FI_AV_COMPLETE);
+	cr_expect_eq(entry.data, 16);
+	cr_expect_eq(fi_eq_read(eq, &event, &entry, sizeof(entry), 0),
+		     -FI_EAGAIN);
+	cr_expect_eq(fi_close(&av->fid), 0);
+	cr_expect_eq(fi_close(&eq->fid), 0);
+}
+
 Test(av, lookup_bounds)
 {
 	struct fid_av *av = open_av(FI_AV_TABLE, 0);

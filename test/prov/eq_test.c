@@ -267,12 +267,73 @@ Test(eq, provider_events)
 	cr_assert_eq(
 		gba_eq_write_event(g, FI_JOIN_COMPLETE, &in, sizeof(in), 0), 0);
 	cr_assert_eq(gba_eq_write_error(g, NULL, NULL, 0, FI_EIO, 0), 0);
-	cr_expect_eq(gba_eq_write_event(g, FI_NOTIFY, &in, sizeof(in), 0),
-		     -FI_EAGAIN, "errors count toward the size");
+	cr_expect_eq(gba_eq_write_event(g, FI_NOTIFY, &in, sizeof(in), 0), 0,
+		     "a full EQ keeps the provider's events");
 	cr_expect_eq(fi_eq_read(eq, &event, &out, sizeof(out), 0), sizeof(out));
 	cr_expect_eq(event, FI_JOIN_COMPLETE);
 	cr_expect_eq(out.data, 3);
 	cr_expect_eq(fi_close(&eq->fid), 0, "queued entries are freed");
+}
+
+/*
+ * A full EQ refuses fi_eq_write but keeps every entry of the provider and
+ * of FI_GBA_EQ_OPS_1, in order, beyond its size (as a full CQ does).
+ */
+Test(eq, full_keeps_provider_entries)
+{
+	struct fid_eq *eq = open_eq(4, FI_WRITE, FI_WAIT_NONE);
+	struct gba_eq *g = container_of(eq, struct gba_eq, eq_fid);
+	struct fi_eq_entry in = {0}, out;
+	struct fi_eq_err_entry err;
+	struct fi_gba_eq_ops *ext;
+	uint32_t event;
+	int i, n = 64;
+
+	cr_assert_eq(fi_open_ops(&eq->fid, FI_GBA_EQ_OPS_1, 0,
+				 (void **)&ext, NULL),
+		     0);
+	for (i = 0; i < 4; i++) {
+		in.data = (uint64_t)i;
+		cr_assert_eq(fi_eq_write(eq, FI_NOTIFY, &in, sizeof(in), 0),
+			     sizeof(in));
+	}
+	cr_expect_eq(fi_eq_write(eq, FI_NOTIFY, &in, sizeof(in), 0),
+		     -FI_EAGAIN, "the application's writes are bounded");
+	for (i = 4; i < n; i++) {
+		in.data = (uint64_t)i;
+		if (i % 3)
+			cr_assert_eq(gba_eq_write_event(g, FI_NOTIFY, &in,
+							sizeof(in), 0),
+				     0, "event %d", i);
+		else if (i % 2)
+			cr_assert_eq(ext->write_error(eq, NULL, NULL, i,
+						      FI_EIO, 0),
+				     0, "error %d (extension)", i);
+		else
+			cr_assert_eq(gba_eq_write_error(g, NULL, NULL, i,
+							FI_EIO, 0),
+				     0, "error %d", i);
+	}
+	for (i = 0; i < n; i++) {
+		if (i >= 4 && !(i % 3)) {
+			cr_assert_eq(fi_eq_read(eq, &event, &out, sizeof(out),
+						0),
+				     -FI_EAVAIL, "entry %d", i);
+			memset(&err, 0, sizeof(err));
+			cr_assert_eq(fi_eq_readerr(eq, &err, 0), sizeof(err));
+			cr_expect_eq(err.data, (uint64_t)i);
+			cr_expect_eq(err.err, FI_EIO);
+			continue;
+		}
+		cr_assert_eq(fi_eq_read(eq, &event, &out, sizeof(out), 0),
+			     sizeof(out), "entry %d", i);
+		cr_expect_eq(event, FI_NOTIFY);
+		cr_expect_eq(out.data, (uint64_t)i, "in order");
+	}
+	cr_expect_eq(fi_eq_read(eq, &event, &out, sizeof(out), 0), -FI_EAGAIN);
+	cr_expect_eq(fi_eq_write(eq, FI_NOTIFY, &in, sizeof(in), 0),
+		     sizeof(in), "room again once read");
+	cr_expect_eq(fi_close(&eq->fid), 0);
 }
 
 Test(eq, null_outputs)

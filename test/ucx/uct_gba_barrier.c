@@ -28,7 +28,9 @@
  *       the check must fail (exit status 3).
  *
  * Every run uses a private emulated device image,
- * UCX_GBA_DEVICE=emu:/uct-gba-barrier-<pid>, removed at exit.
+ * UCX_GBA_DEVICE=emu:/uct-gba-barrier-<pid>, removed at exit; -D DEVICE
+ * names another one instead, left in place (test/core/users.sh: another
+ * user's image, which must be refused).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -756,11 +758,15 @@ static void remove_image(void)
 int main(int argc, char **argv)
 {
 	int opt, n = 0, iters = 1000, kill_mode = 0, control = 0;
-	char device[80];
+	const char *named = NULL;
+	char device[300];
 	struct ctx c;
 
-	while ((opt = getopt(argc, argv, "n:i:kx")) != -1) {
+	while ((opt = getopt(argc, argv, "n:i:kxD:")) != -1) {
 		switch (opt) {
+		case 'D':
+			named = optarg;
+			break;
 		case 'n':
 			n = atoi(optarg);
 			break;
@@ -776,7 +782,7 @@ int main(int argc, char **argv)
 		default:
 			fprintf(stderr,
 				"usage: %s [-n members [-i iterations] "
-				"[-k | -x]]\n",
+				"[-k | -x]] [-D device]\n",
 				argv[0]);
 			return 2;
 		}
@@ -789,12 +795,18 @@ int main(int argc, char **argv)
 	if (control)
 		iters = 3;
 
-	/* a private emulated device image */
-	snprintf(image, sizeof(image), "/uct-gba-barrier-%d", (int)getpid());
-	snprintf(device, sizeof(device), "emu:%s", image);
+	if (named) {
+		/* -D: that device, left as it is */
+		snprintf(device, sizeof(device), "%s", named);
+	} else {
+		/* a private emulated device image */
+		snprintf(image, sizeof(image), "/uct-gba-barrier-%d",
+			 (int)getpid());
+		snprintf(device, sizeof(device), "emu:%s", image);
+		shm_unlink(image);
+		atexit(remove_image);
+	}
 	setenv("UCX_GBA_DEVICE", device, 1);
-	shm_unlink(image);
-	atexit(remove_image);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
 	if (n)

@@ -11,6 +11,8 @@
 
 #include "gba_chunk.h"
 
+#include <gba/gba.h>
+
 #include <ucs/debug/log.h>
 #include <ucs/arch/cpu.h>
 #include <ucs/sys/math.h>
@@ -67,7 +69,7 @@ static ucs_status_t uct_gba_chunks_alloc(uct_gba_chunks_t *chunks)
     if (ret < 0) {
         ucs_error("gba: cannot allocate the transmit region of %u chunks of "
                   "%zu bytes: %s",
-                  chunks->count, chunks->size, strerror(-ret));
+                  chunks->count, chunks->size, gba_last_error(ret));
         return UCS_ERR_NO_MEMORY;
     }
     return UCS_OK;

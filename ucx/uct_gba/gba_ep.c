@@ -13,9 +13,12 @@
 
 #include "gba_ep.h"
 
+#include <gba/gba.h>
+
 #include <uct/base/uct_iov.inl>
 #include <ucs/debug/log.h>
 #include <ucs/type/class.h>
+#include <errno.h>
 #include <string.h>
 
 
@@ -1032,7 +1035,19 @@ static UCS_CLASS_INIT_FUNC(uct_gba_ep_t, const uct_ep_params_t *params)
     uct_gba_iface_enter(iface);
     ret = gba_eng_peer_get(iface->eng_ep, iface_addr, &self->peer);
     uct_gba_iface_leave(iface);
-    if (ret < 0) {
+    switch (ret) {
+    case 0:
+        break;
+    case -EMFILE:
+    case -ENFILE:
+    case -ENOMEM:
+    case -EACCES:
+    case -EPERM:
+        /* a local limit or a refusal, not the peer's absence */
+        ucs_error("gba: cannot connect to interface %u/%u: %s",
+                  iface_addr->pid, iface_addr->ep_id, gba_last_error(ret));
+        return uct_gba_status(ret);
+    default:
         ucs_diag("gba: cannot reach interface %u/%u: %s", iface_addr->pid,
                  iface_addr->ep_id, strerror(-ret));
         return UCS_ERR_UNREACHABLE;

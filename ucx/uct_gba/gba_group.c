@@ -94,6 +94,9 @@ static ucs_status_t uct_gba_group_status(int err)
         return UCS_ERR_ALREADY_EXISTS;
     case -ENOMEM:
         return UCS_ERR_NO_MEMORY;
+    case -EMFILE:
+    case -ENFILE:
+        return UCS_ERR_NO_RESOURCE;
     case -ENODEV:
     case -ENOENT:
         return UCS_ERR_NO_DEVICE;
@@ -503,7 +506,7 @@ uct_gba_group_create(uct_iface_h iface, const uct_gba_group_params_t *params,
     }
     if (ret < 0) {
         ucs_error("gba: cannot open the GBA device '%s': %s",
-                  gba_iface->md->device, strerror(-ret));
+                  gba_iface->md->device, gba_last_error(ret));
         status = uct_gba_group_status(ret);
         goto err_free;
     }

@@ -13,6 +13,8 @@
 #include "gba_iface.h"
 #include "gba_version.h"
 
+#include <gba/gba.h>
+
 #include <ucp/api/ucp.h>
 #include <uct/api/version.h>
 #include <ucs/arch/cpu.h>
@@ -94,7 +96,11 @@ ucs_status_t uct_gba_status(int err)
     case -EAGAIN:
         return UCS_ERR_NO_RESOURCE;
     case -ENOMEM:
+    case -ENOSPC:
         return UCS_ERR_NO_MEMORY;
+    case -EMFILE:
+    case -ENFILE:
+        return UCS_ERR_NO_RESOURCE;
     case -EINVAL:
         return UCS_ERR_INVALID_PARAM;
     case -ENOKEY:
@@ -679,7 +685,8 @@ static UCS_CLASS_INIT_FUNC(uct_gba_iface_t, uct_md_h md, uct_worker_h worker,
     attr.ctx      = self;
     ret           = gba_eng_ep_open(&attr, &self->eng_ep);
     if (ret < 0) {
-        ucs_error("gba: cannot open the fabric endpoint: %s", strerror(-ret));
+        ucs_error("gba: cannot open the fabric endpoint: %s",
+                  gba_last_error(ret));
         status = uct_gba_status(ret);
         goto err_bufs;
     }

@@ -10,6 +10,7 @@
 
 #include "gba_md.h"
 
+#include <gba/gba.h>
 #include <gba/gba_addr.h>
 
 #include <ucs/debug/assert.h>
@@ -208,7 +209,7 @@ static ucs_status_t uct_gba_mem_alloc(uct_md_h tl_md, size_t *length_p,
                                  "gba: failed to allocate %zu bytes%s for %s: "
                                  "%s",
                                  *length_p, fixed ? " at a fixed address" : "",
-                                 alloc_name, strerror(-ret));
+                                 alloc_name, gba_last_error(ret));
         status = UCS_ERR_NO_MEMORY;
         goto err_free_memh;
     }
@@ -535,12 +536,17 @@ static ucs_status_t uct_gba_rkey_ptr(uct_component_t *component,
     return UCS_OK;
 }
 
+/* uct_rkey_release; a key never unpacked (0, as ucx_perftest releases the
+ * keys of peers it failed to connect to) or UCT_INVALID_RKEY is nothing */
 static ucs_status_t
 uct_gba_rkey_release(uct_component_t *component, uct_rkey_t tl_rkey,
                      void *handle)
 {
     uct_gba_rkey_t *rkey = (uct_gba_rkey_t*)tl_rkey;
 
+    if ((tl_rkey == 0) || (tl_rkey == UCT_INVALID_RKEY)) {
+        return UCS_OK;
+    }
     gba_eng_seg_detach(rkey->map);
     ucs_free(rkey);
     return UCS_OK;

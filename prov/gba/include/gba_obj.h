@@ -184,9 +184,10 @@ struct gba_eq {
 	struct gba_fabric *fabric;
 	atomic_int ref; /* domain/AV/endpoint binds */
 	uint64_t flags; /* attr flags (FI_WRITE) */
-	size_t size;	/* capacity in entries */
+	size_t size;	/* entries fi_eq_write fills (provider's: beyond) */
 	size_t count;	/* queued entries */
 	size_t nerr;	/* queued error entries */
+	bool over;	/* count went over size (logged once) */
 	struct gba_lock lock;
 	struct gba_wait wait;
 	struct gba_wait_set *wait_set;
@@ -198,11 +199,15 @@ struct gba_eq {
 
 /*
  * Queue an event.  @buf/@len is the event data (struct fi_eq_entry for
- * FI_JOIN_COMPLETE).  Returns 0 or -FI_EAGAIN if full.
+ * FI_JOIN_COMPLETE).  A full EQ keeps it beyond its size (never refused).
+ * Returns 0, -FI_EINVAL, -FI_ENOMEM (lost, logged).
  */
 int gba_eq_write_event(struct gba_eq *eq, uint32_t event, const void *buf,
 		       size_t len, uint64_t flags);
-/* Queue an error entry.  Returns 0 or -FI_EAGAIN if full. */
+/*
+ * Queue an error entry; a full EQ keeps it beyond its size (never
+ * refused).  Returns 0, -FI_EINVAL, -FI_ENOMEM (lost, logged).
+ */
 int gba_eq_write_error(struct gba_eq *eq, fid_t fid, void *context,
 		       uint64_t data, int err, int prov_errno);
 

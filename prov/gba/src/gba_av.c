@@ -129,13 +129,17 @@ static int gba_av_insert_one(struct gba_av *av, const void *addr,
 	return 0;
 }
 
-/* FI_EVENT: queue the error entry for address @index of an insert. */
+/*
+ * FI_EVENT: queue the error entry for address @index of an insert (a
+ * full EQ keeps it beyond its size; only a failed allocation loses it).
+ */
 static void gba_av_report(struct gba_av *av, size_t index, int err,
 			  void *context)
 {
 	if (gba_eq_write_error(av->eq, &av->av_fid.fid, context, index, err, 0))
 		FI_WARN(&gba_prov, FI_LOG_AV,
-			"AV insert: EQ full, error for address %zu lost\n",
+			"AV insert: no memory for the EQ entry: error for "
+			"address %zu lost\n",
 			index);
 }
 

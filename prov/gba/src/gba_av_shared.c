@@ -64,19 +64,24 @@ static int gba_av_shm_create(struct gba_av *av, size_t capacity)
 	size_t len = sizeof(struct gba_av_shm) +
 		     capacity * sizeof(struct gba_av_shm_entry);
 	struct gba_av_shm *shm;
-	int fd;
+	int fd, err;
 
 	fd = shm_open(av->shm_name, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC,
 		      0600);
 	if (fd < 0)
-		return GBA_WARN_RET(FI_LOG_AV, -FI_EINVAL,
+		return GBA_WARN_RET(FI_LOG_AV, errno == EACCES ? -FI_EACCES
+							       : -FI_EINVAL,
 				    "fi_av_open: shared AV %s: %s\n",
 				    av->shm_name, strerror(errno));
-	if (ftruncate(fd, (off_t)len)) {
+	/* the pages now: a full /dev/shm is an error here, not SIGBUS */
+	err = posix_fallocate(fd, 0, (off_t)len);
+	if (err) {
 		close(fd);
-		return GBA_WARN_RET(FI_LOG_AV, -FI_ENOMEM,
-				    "fi_av_open: shared AV %s: %s\n",
-				    av->shm_name, strerror(errno));
+		shm_unlink(av->shm_name);
+		return GBA_WARN_RET(FI_LOG_AV, gba_errno_to_fi(-err),
+				    "fi_av_open: shared AV /dev/shm%s (%zu "
+				    "bytes): posix_fallocate: %s\n",
+				    av->shm_name, len, strerror(err));
 	}
 	shm = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);

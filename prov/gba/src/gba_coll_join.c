@@ -289,7 +289,9 @@ static uint32_t gba_mc_spin_polls(uint32_t members)
  * the device takes, no device, or every hardware group in use.  Every
  * member of a set meets the same conditions (same parameters, same
  * device), so all of them decide alike.  Returns 0 or a negative -FI_E*
- * for other device errors (-FI_EADDRINUSE: that member is attached).
+ * for other device errors (-FI_EACCES/-FI_EPERM: the device is refused,
+ * e.g. an emulated image of another user; -FI_EADDRINUSE: that member is
+ * attached).
  */
 static int gba_join_device(struct gba_ep *ep, struct gba_group_attr *gattr,
 			   struct gba_group **grp,
@@ -315,6 +317,15 @@ static int gba_join_device(struct gba_ep *ep, struct gba_group_attr *gattr,
 		return 0;
 	}
 	ret = gba_domain_dev(ep->domain, &dev);
+	if (ret == -FI_EACCES || ret == -FI_EPERM) {
+		/* a device that is there but not ours (another user's image,
+		 * or one planted under our name): an error, not a fallback */
+		*path = FI_GBA_BARRIER_SW_NO_DEVICE;
+		return GBA_WARN_RET(FI_LOG_EP_CTRL, ret,
+				    "fi_join_collective: the GBA device is "
+				    "refused: %s\n",
+				    fi_strerror(-ret));
+	}
 	if (ret) {
 		*path = FI_GBA_BARRIER_SW_NO_DEVICE;
 		FI_WARN(&gba_prov, FI_LOG_EP_CTRL,
@@ -453,7 +464,8 @@ err_free:
 /*
  * gba_domain_dev - the domain's GBA device, opened on first use with
  * gba_dev_open(FI_GBA_DEVICE).  Returns 0 or the mapped error
- * (-FI_ENODEV, -FI_EACCES, -FI_EIO, -FI_ENOMEM, -FI_EINVAL).
+ * (-FI_ENODEV, -FI_EACCES, -FI_EIO, -FI_ENOMEM, -FI_ENOSPC, -FI_EMFILE,
+ * -FI_EINVAL).
  */
 int gba_domain_dev(struct gba_domain *domain, struct gba_dev **devp)
 {
@@ -471,7 +483,7 @@ int gba_domain_dev(struct gba_domain *domain, struct gba_dev **devp)
 				"gba_dev_open(%s): %s\n",
 				gba_params.device ? gba_params.device
 						  : "default",
-				fi_strerror(-gba_errno_to_fi(ret)));
+				gba_last_error(ret));
 			ret = gba_errno_to_fi(ret);
 		} else if (!gba_dev_query(domain->dev, &attr)) {
 			FI_INFO(&gba_prov, FI_LOG_DOMAIN,

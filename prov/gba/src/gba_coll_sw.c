@@ -48,6 +48,7 @@ struct gba_swc_op {
 	size_t send_next; /* next member to send to in this phase */
 	size_t sends;	  /* sends in flight (large messages) */
 	int err;	  /* positive FI_E* */
+	bool cut_off;	  /* a member could not be reached: no waiting */
 };
 
 struct gba_swc {
@@ -261,7 +262,10 @@ static void gba_swc_targets(struct gba_swc_op *op, size_t *first, size_t *last)
 /*
  * Push the sends of @op's current phase as far as the peers' queues
  * allow.  A member that cannot be sent to fails the operation (op->err)
- * and is skipped: the others still get their message.
+ * and is skipped: the others still get their message.  One that cannot
+ * be reached at all (op->cut_off: gone, or a local limit such as no file
+ * descriptor to map its queue) may be unable to reach this process either,
+ * so the operation does not wait for messages (gba_swc_advance).
  */
 static void gba_swc_push(struct gba_swc_op *op)
 {
@@ -284,6 +288,7 @@ static void gba_swc_push(struct gba_swc_op *op)
 		if (ret) {
 			if (!op->err)
 				op->err = -ret;
+			op->cut_off = true;
 			continue;
 		}
 		len = gba_swc_payload(op, op->send_next, &buf);
@@ -550,6 +555,8 @@ static void gba_swc_advance(struct gba_swc_op *op)
 		gba_swc_targets(op, &first, &last);
 		if (op->send_next < last)
 			return; /* queues full: progress retries */
+		if (op->cut_off)
+			break; /* failed: complete without the messages */
 		if (op->got[op->phase] < op->need[op->phase])
 			return;
 		if (op->phase == 0) {
@@ -563,11 +570,11 @@ static void gba_swc_advance(struct gba_swc_op *op)
 			gba_swc_keep_own(op);
 			continue;
 		}
-		if (op->sends)
-			return;
-		gba_swc_complete(op);
-		return;
+		break;
 	}
+	if (op->sends)
+		return;
+	gba_swc_complete(op);
 }
 
 void gba_swc_send_done(struct gba_ep *ep, struct gba_swc_op *op, int status)

@@ -131,7 +131,9 @@ static const struct gba_eng_ops gba_eng_ops = {
 /*
  * gba_eng_open - open @ep's engine endpoint at its address, with the
  * transmit request pool and the receive state.  Returns 0, -FI_ENOMEM,
- * -FI_EADDRINUSE, or the engine's error mapped (gba_errno_to_fi).
+ * -FI_EADDRINUSE, -FI_ENOSPC (/dev/shm cannot hold the receive queue),
+ * -FI_EMFILE, or the engine's error mapped (gba_errno_to_fi); logged with
+ * the file concerned.
  */
 int gba_eng_open(struct gba_ep *ep)
 {
@@ -169,7 +171,7 @@ int gba_eng_open(struct gba_ep *ep)
 			ret == -EADDRINUSE && ep->addr_service
 				? "the service is held by another endpoint "
 				  "of this job"
-				: strerror(-ret));
+				: gba_last_error(ret));
 		ret = ret == -EADDRINUSE ? -FI_EADDRINUSE
 					 : gba_errno_to_fi(ret);
 		goto err_msg;

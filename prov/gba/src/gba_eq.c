@@ -2,10 +2,16 @@
  * libfabric "gba" provider: event queues (fi_eq(3)).
  *
  * Events (FI_NOTIFY, FI_AV_COMPLETE, FI_JOIN_COMPLETE, ...) and error
- * entries share one FIFO of at most attr->size entries.  fi_eq_read
- * returns -FI_EAVAIL when an error is at the head; fi_eq_readerr returns
- * the oldest error.  EQs are a control path: entries are allocated per
- * event.
+ * entries share one FIFO.  fi_eq_read returns -FI_EAVAIL when an error is
+ * at the head; fi_eq_readerr returns the oldest error.  EQs are a control
+ * path: entries are allocated per event.
+ *
+ * attr->size bounds what the application writes (fi_eq_write is refused
+ * with -FI_EAGAIN once that many entries are queued).  Entries of the
+ * provider (AV insert results, join completions, errors) and of the
+ * FI_GBA_EQ_OPS_1 extension are never refused for lack of room: like a
+ * full CQ's completions (gba_cq.c), they queue beyond the size, in order,
+ * until reads take them; only an allocation failure loses one (logged).
  */
 #include "config.h"
 
@@ -57,90 +63,111 @@ static void gba_eq_unlink(struct gba_eq *eq, struct gba_eq_event *prev,
 	eq->count--;
 	if (ev->is_err)
 		eq->nerr--;
+	if (eq->count < eq->size)
+		eq->over = false;
 }
 
 /*
- * gba_eq_write_event - queue an event from inside the provider (see
- * gba_prov.h).  Returns 0, -FI_EAGAIN (EQ full), -FI_EINVAL (bad
- * arguments or data longer than GBA_EQ_MAX_DATA), -FI_ENOMEM.
+ * Queue @ev.  @bounded (fi_eq_write): refused with -FI_EAGAIN (and @ev
+ * freed) when eq->size entries are queued; otherwise the entry goes in
+ * even beyond the size (logged once per episode).  Returns 0 or
+ * -FI_EAGAIN.
  */
-int gba_eq_write_event(struct gba_eq *eq, uint32_t event, const void *buf,
-		       size_t len, uint64_t flags)
+static int gba_eq_enqueue(struct gba_eq *eq, struct gba_eq_event *ev,
+			  bool bounded)
+{
+	bool full, first_over = false;
+
+	gba_lock_acquire(&eq->lock);
+	full = eq->count >= eq->size;
+	if (!full || !bounded) {
+		if (full && !eq->over) {
+			eq->over = true;
+			first_over = true;
+		}
+		gba_eq_append(eq, ev);
+		ev = NULL;
+	}
+	gba_lock_release(&eq->lock);
+	if (ev) {
+		free(ev);
+		FI_INFO(&gba_prov, FI_LOG_EQ,
+			"fi_eq_write: EQ full (%zu entries)\n", eq->size);
+		return -FI_EAGAIN;
+	}
+	if (first_over)
+		FI_INFO(&gba_prov, FI_LOG_EQ,
+			"EQ %p full (%zu entries): provider entries queue "
+			"beyond its size until reads take them\n",
+			(void *)eq, eq->size);
+	gba_wait_signal(&eq->wait);
+	return 0;
+}
+
+/*
+ * Queue event @event with @len bytes of data @buf; @bounded as
+ * gba_eq_enqueue.  Returns 0, -FI_EAGAIN (@bounded and full), -FI_EINVAL
+ * (bad arguments or data longer than GBA_EQ_MAX_DATA), -FI_ENOMEM (the
+ * event is lost, logged).
+ */
+static int gba_eq_put_event(struct gba_eq *eq, uint32_t event,
+			    const void *buf, size_t len, bool bounded)
 {
 	struct gba_eq_event *ev;
-	int ret = 0;
 
 	if (!eq || (len && !buf) || len > GBA_EQ_MAX_DATA)
 		return GBA_WARN_RET(FI_LOG_EQ, -FI_EINVAL,
 				    "EQ write: bad arguments (len %zu)\n", len);
 	ev = malloc(sizeof(*ev) + len);
 	if (!ev)
-		return -FI_ENOMEM;
+		return GBA_WARN_RET(FI_LOG_EQ, -FI_ENOMEM,
+				    "EQ %p: no memory for event %u: lost\n",
+				    (void *)eq, event);
 	ev->event = event;
 	ev->is_err = false;
 	ev->len = len;
 	if (len)
 		memcpy(ev->data, buf, len);
-
-	gba_lock_acquire(&eq->lock);
-	if (eq->count >= eq->size) {
-		ret = -FI_EAGAIN;
-	} else {
-		gba_eq_append(eq, ev);
-		ev = NULL;
-	}
-	gba_lock_release(&eq->lock);
-	if (ret) {
-		free(ev);
-		FI_WARN(&gba_prov, FI_LOG_EQ,
-			"EQ full (%zu entries): event "
-			"%u refused\n",
-			eq->size, event);
-		return ret;
-	}
-	gba_wait_signal(&eq->wait);
-	return 0;
+	return gba_eq_enqueue(eq, ev, bounded);
 }
 
 /*
- * gba_eq_write_error - queue an error entry (see gba_prov.h); @err is a
- * positive FI_E* value.  Returns 0, -FI_EAGAIN (full), -FI_ENOMEM.
+ * gba_eq_write_event - queue an event from inside the provider (see
+ * gba_obj.h); a full EQ keeps it beyond its size.  Returns 0, -FI_EINVAL
+ * (bad arguments or data longer than GBA_EQ_MAX_DATA), -FI_ENOMEM (lost,
+ * logged).
+ */
+int gba_eq_write_event(struct gba_eq *eq, uint32_t event, const void *buf,
+		       size_t len, uint64_t flags)
+{
+	return gba_eq_put_event(eq, event, buf, len, false);
+}
+
+/*
+ * gba_eq_write_error - queue an error entry (see gba_obj.h); @err is a
+ * positive FI_E* value.  A full EQ keeps it beyond its size.  Returns 0,
+ * -FI_EINVAL (NULL @eq), -FI_ENOMEM (lost, logged).
  */
 int gba_eq_write_error(struct gba_eq *eq, fid_t fid, void *context,
 		       uint64_t data, int err, int prov_errno)
 {
 	struct gba_eq_event *ev;
-	int ret = 0;
 
 	if (!eq)
 		return -FI_EINVAL;
 	ev = calloc(1, sizeof(*ev));
 	if (!ev)
-		return -FI_ENOMEM;
+		return GBA_WARN_RET(FI_LOG_EQ, -FI_ENOMEM,
+				    "EQ %p: no memory for error %d of context "
+				    "%p: lost\n",
+				    (void *)eq, err, context);
 	ev->is_err = true;
 	ev->err.fid = fid;
 	ev->err.context = context;
 	ev->err.data = data;
 	ev->err.err = err < 0 ? -err : err;
 	ev->err.prov_errno = prov_errno;
-
-	gba_lock_acquire(&eq->lock);
-	if (eq->count >= eq->size) {
-		ret = -FI_EAGAIN;
-	} else {
-		gba_eq_append(eq, ev);
-		ev = NULL;
-	}
-	gba_lock_release(&eq->lock);
-	if (ret) {
-		free(ev);
-		FI_WARN(&gba_prov, FI_LOG_EQ,
-			"EQ full (%zu entries): error %d refused\n", eq->size,
-			err);
-		return ret;
-	}
-	gba_wait_signal(&eq->wait);
-	return 0;
+	return gba_eq_enqueue(eq, ev, false);
 }
 
 /*
@@ -278,7 +305,8 @@ static ssize_t gba_eq_readerr(struct fid_eq *eq_fid,
 /*
  * gba_eq_write - fi_eq_write(3): queue a user event.  The EQ must have
  * been opened with FI_WRITE in attr->flags.  @flags must be 0.
- * Returns @len, -FI_EAGAIN (full), -FI_EINVAL.
+ * Returns @len, -FI_EAGAIN (attr->size entries queued), -FI_EINVAL,
+ * -FI_ENOMEM.
  */
 static ssize_t gba_eq_write(struct fid_eq *eq_fid, uint32_t event,
 			    const void *buf, size_t len, uint64_t flags)
@@ -294,7 +322,7 @@ static ssize_t gba_eq_write(struct fid_eq *eq_fid, uint32_t event,
 		return GBA_WARN_RET(FI_LOG_EQ, -FI_EINVAL,
 				    "fi_eq_write: flags 0x%llx not supported\n",
 				    (unsigned long long)flags);
-	ret = gba_eq_write_event(eq, event, buf, len, flags);
+	ret = gba_eq_put_event(eq, event, buf, len, true);
 	return ret ? ret : (ssize_t)len;
 }
 
@@ -429,7 +457,7 @@ static int gba_eq_control(struct fid *fid, int command, void *arg)
 
 /*
  * FI_GBA_EQ_OPS_1 write_error: gba_eq_write_error on an EQ fid
- * (fi_ext_gba.h).
+ * (fi_ext_gba.h); a full EQ keeps the entry beyond its size.
  */
 static int gba_eq_ext_write_error(struct fid_eq *eq_fid, fid_t fid,
 				  void *context, uint64_t data, int err,

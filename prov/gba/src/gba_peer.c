@@ -172,7 +172,7 @@ int gba_peer_get(struct gba_ep *ep, fi_addr_t dest, struct gba_eng_peer **peer)
 	if (ret) {
 		gba_addr_str(addr, str, sizeof(str));
 		FI_WARN(&gba_prov, FI_LOG_EP_DATA, "%s unreachable: %s\n", str,
-			strerror(-ret));
+			gba_last_error(ret));
 		return ret == -ENOMEM ? -FI_ENOMEM : -FI_EHOSTUNREACH;
 	}
 	ep->peer_cache_dest = dest;
