@@ -33,6 +33,10 @@
 
 /* ---- Register ops ---------------------------------------------------------- */
 
+/* A load of nothing: outside the BAR or misaligned (all ones, as a PCIe
+ * read that no register claims). */
+#define EMU_READ_NONE UINT64_MAX
+
 /*
  * A load from the BAR.  The epoch registers of a group window are derived
  * from the switch state (gba_emu_sw_read); everything else is stored in
@@ -42,8 +46,9 @@ static uint64_t emu_read64(struct gba_dev *dev, uint64_t off)
 {
 	uint64_t r = (off - GBA_GROUP_REG_OFFSET) % GBA_GROUP_REG_STRIDE;
 
-	if (off >= GBA_GROUP_REG_OFFSET && off < GBA_BAR_SIZE &&
-	    gba_emu_sw_derived(r))
+	if (off >= GBA_BAR_SIZE || (off & 7))
+		return EMU_READ_NONE;
+	if (off >= GBA_GROUP_REG_OFFSET && gba_emu_sw_derived(r))
 		return gba_emu_sw_read(dev, (off - GBA_GROUP_REG_OFFSET) /
 						    GBA_GROUP_REG_STRIDE,
 				       r);
@@ -54,8 +59,9 @@ static uint32_t emu_read32(struct gba_dev *dev, uint64_t off)
 {
 	uint64_t r = (off - GBA_GROUP_REG_OFFSET) % GBA_GROUP_REG_STRIDE;
 
-	if (off >= GBA_GROUP_REG_OFFSET && off < GBA_BAR_SIZE &&
-	    gba_emu_sw_derived(r & ~7ULL))
+	if (off >= GBA_BAR_SIZE || (off & 3))
+		return (uint32_t)EMU_READ_NONE;
+	if (off >= GBA_GROUP_REG_OFFSET && gba_emu_sw_derived(r & ~7ULL))
 		return (uint32_t)(emu_read64(dev, off & ~7ULL) >>
 				  (8 * (off & 4)));
 	return __atomic_load_n((uint32_t *)(dev->bar + off), __ATOMIC_ACQUIRE);

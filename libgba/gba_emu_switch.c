@@ -167,6 +167,10 @@ static void sw_release(struct gba_emu *emu, volatile uint64_t *regs,
 	uint64_t iova, bits;
 	uint64_t *flag;
 
+	/* the switch state is in the image, which any process of the user
+	 * can write: never index past the mask */
+	if (words > GBA_MASK_WORDS)
+		words = GBA_MASK_WORDS;
 	/* ARRIVED_MASK clears with the epoch; ARRIVAL_COUNT here */
 	atomic_store_explicit(&sw->count, 0, memory_order_relaxed);
 	/* COMPLETE is sticky: avoid dirtying the STATUS line every time */
@@ -184,6 +188,8 @@ static void sw_release(struct gba_emu *emu, volatile uint64_t *regs,
 		for (bits = sw->member_mask[w]; bits; bits &= bits - 1) {
 			unsigned m = w * 64 + __builtin_ctzll(bits);
 
+			if (m >= GBA_MAX_MEMBERS)
+				break;
 			iova = __atomic_load_n(REG(regs, GBA_RELEASE_ADDR(m)),
 					       __ATOMIC_RELAXED);
 			/* the switch can only store into flag memory; a bad
@@ -291,6 +297,9 @@ uint64_t gba_emu_sw_read(struct gba_dev *dev, unsigned g, uint64_t r)
 	for (bits = sw->member_mask[w]; bits; bits &= bits - 1) {
 		unsigned b = __builtin_ctzll(bits);
 
+		/* a mask bit beyond the last member (a corrupt image) */
+		if (w * 64 + b >= GBA_MAX_MEMBERS)
+			break;
 		if (atomic_load_explicit(&sw->member[w * 64 + b].last,
 					 memory_order_acquire) == epoch)
 			word |= 1ULL << b;

@@ -180,12 +180,16 @@ int gba_eng_peer_get(struct gba_eng_ep *ep, const struct gba_addr *addr,
 	peer->key = key;
 	if (gba_addr_equal(addr, &ep->addr)) {
 		peer->ring = ep->rx;
+		peer->nslots = ep->rx_mask + 1;
 	} else {
 		ret = gba_eng_ring_map(addr, &peer->ring, &peer->map_len);
 		if (ret) {
 			free(peer);
 			return ret;
 		}
+		/* gba_eng_ring_map checked the size against the count */
+		peer->nslots = (uint32_t)((peer->map_len - GBA_ENG_RING_HDR) /
+					  sizeof(struct gba_eng_slot));
 	}
 	if (peer->addr.pid != ep->addr.pid && !gba_eng_knows_pid(ep, addr->pid))
 		ep->nprocs++;
@@ -291,7 +295,7 @@ static int answer_try(struct gba_eng_ep *ep, struct gba_eng_peer *peer,
 	struct gba_eng_slot *slot;
 	uint64_t pos;
 
-	slot = gba_eng_ring_claim(peer->ring, &pos);
+	slot = gba_eng_ring_claim(peer->ring, peer->nslots, &pos);
 	if (!slot)
 		return -EAGAIN;
 	memcpy((char *)&slot->hdr + sizeof(slot->hdr.seq),
@@ -458,14 +462,17 @@ int gba_eng_progress(struct gba_eng_ep *ep)
 			gba_eng_resp(ep, slot);
 		else if (span)
 			gba_eng_execute(ep, slot);
+		else
+			gba_eng_bad_slot(ep, &slot->hdr, "bad slot count");
 		/* a message in several slots: hand back all of them */
 		for (i = span ? span : 1; i-- > 1;)
 			atomic_store_explicit(
 				&rx->slots[(ep->head + i) & ep->rx_mask]
 					 .hdr.seq,
-				ep->head + i + rx->nslots,
+				ep->head + i + ep->rx_mask + 1,
 				memory_order_release);
-		atomic_store_explicit(&slot->hdr.seq, ep->head + rx->nslots,
+		atomic_store_explicit(&slot->hdr.seq,
+				      ep->head + ep->rx_mask + 1,
 				      memory_order_release);
 		__atomic_store_n(&ep->head, ep->head + (span ? span : 1),
 				 __ATOMIC_RELAXED);

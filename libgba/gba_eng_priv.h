@@ -141,17 +141,20 @@ void gba_eng_ring_unmap(struct gba_eng_ring *ring, size_t len);
 void gba_eng_ring_reap(void);
 
 /*
- * Claim the @n (>= 1) consecutive slots from the next position of @ring
- * at once: returns the first, or NULL when fewer than @n are free.  Slot
+ * Claim the @n (>= 1) consecutive slots from the next position of @ring,
+ * a queue of @nslots slots (as its mapping was checked: its header's
+ * count is the owner's to write) at once: returns the first, or NULL when
+ * fewer than @n are free.  Slot
  * pos + i is free for this lap when its sequence is pos + i; no other
  * producer can take it while the tail is pos, which the compare-and-swap
  * checks.  The caller fills them and publishes the first only (the
  * consumer skips the others, and its acquire of the first sees them).
  */
 static inline struct gba_eng_slot *
-gba_eng_ring_claim_n(struct gba_eng_ring *ring, uint32_t n, uint64_t *posp)
+gba_eng_ring_claim_n(struct gba_eng_ring *ring, uint32_t nslots, uint32_t n,
+		     uint64_t *posp)
 {
-	uint64_t mask = ring->nslots - 1;
+	uint64_t mask = nslots - 1;
 	uint64_t pos = atomic_load_explicit(&ring->tail, memory_order_relaxed);
 	int64_t dif = 0;
 	uint32_t i;
@@ -174,8 +177,19 @@ gba_eng_ring_claim_n(struct gba_eng_ring *ring, uint32_t n, uint64_t *posp)
 		} else if (dif < 0) {
 			return NULL;
 		} else {
+			/*
+			 * Another producer took the slot, so the tail moved
+			 * past it (its compare-and-swap precedes the store
+			 * the acquire load above saw).  A tail that did not
+			 * move means a sequence word no producer wrote: the
+			 * queue is corrupt, taken as full.
+			 */
+			uint64_t was = pos;
+
 			pos = atomic_load_explicit(&ring->tail,
 						   memory_order_relaxed);
+			if (pos == was)
+				return NULL;
 		}
 	}
 	*posp = pos;
@@ -183,13 +197,13 @@ gba_eng_ring_claim_n(struct gba_eng_ring *ring, uint32_t n, uint64_t *posp)
 }
 
 /*
- * Claim the next slot of @ring: returns it, or NULL when the queue is
- * full.  The caller fills it and calls gba_eng_ring_publish.
+ * Claim the next slot of @ring (@nslots slots): returns it, or NULL when
+ * the queue is full.  The caller fills it and calls gba_eng_ring_publish.
  */
-static inline struct gba_eng_slot *gba_eng_ring_claim(struct gba_eng_ring *ring,
-						      uint64_t *posp)
+static inline struct gba_eng_slot *
+gba_eng_ring_claim(struct gba_eng_ring *ring, uint32_t nslots, uint64_t *posp)
 {
-	return gba_eng_ring_claim_n(ring, 1, posp);
+	return gba_eng_ring_claim_n(ring, nslots, 1, posp);
 }
 
 static inline void gba_eng_ring_publish(struct gba_eng_slot *slot, uint64_t pos)
@@ -203,6 +217,7 @@ struct gba_eng_peer {
 	struct gba_addr addr;
 	struct gba_eng_ring *ring; /* its receive queue (ours for self) */
 	size_t map_len;		   /* 0: not our mapping (self) */
+	uint32_t nslots;	   /* its slots, from the checked mapping */
 	uint32_t nops;		   /* our operations outstanding there */
 	bool dead;
 	UT_hash_handle hh; /* ep->peers, keyed by (pid, ep_id) */
@@ -254,9 +269,14 @@ struct gba_eng_ep {
 	uint32_t ncpus;	      /* online CPUs */
 	uint32_t nprocs;      /* other processes among the peers */
 	uint64_t last_check_ns;
+	uint64_t nbad; /* slots dropped as corrupt */
 };
 
 #define GBA_ENG_OP_NONE 0xffffffffu
+/* Dropped slots an endpoint logs (gba_eng_bad_slot) */
+#define GBA_ENG_BAD_LOG_MAX 10
+/* Largest errno an answer's status may carry (negated) */
+#define GBA_ENG_ERRNO_MAX 4095
 
 /* Take an operation record (NULL if the table is full). */
 struct gba_eng_op *gba_eng_op_alloc(struct gba_eng_ep *ep,
@@ -316,10 +336,25 @@ static inline uint32_t gba_eng_slot_span(const struct gba_eng_ep *ep,
 
 /* ---- gba_eng_xfer.c ---------------------------------------------------- */
 
-/* Execute an arrived slot (any type but T_RESP, handled by the ep). */
+/*
+ * Execute an arrived slot (any type but T_RESP, handled by the ep).  A
+ * request whose header does not describe bytes of its slot is dropped
+ * with gba_eng_bad_slot and answered -EPROTO when an answer is awaited.
+ */
 void gba_eng_execute(struct gba_eng_ep *ep, struct gba_eng_slot *slot);
-/* Finish an operation from its answer. */
+/*
+ * Finish an operation from its answer.  An answer from another process
+ * than the operation's target is dropped; one whose length leaves the
+ * slot or whose status is not 0 or a negative errno finishes the
+ * operation with -EPROTO (both with gba_eng_bad_slot).
+ */
 void gba_eng_resp(struct gba_eng_ep *ep, const struct gba_eng_slot *slot);
+/*
+ * Log that a slot with header @hdr was dropped because of @why (on
+ * stderr; the first GBA_ENG_BAD_LOG_MAX of an endpoint).
+ */
+void gba_eng_bad_slot(struct gba_eng_ep *ep, const struct gba_eng_hdr *hdr,
+		      const char *why);
 
 /*
  * Copy @len bytes between local @liov and the remote @riov of process

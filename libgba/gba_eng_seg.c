@@ -13,6 +13,11 @@
  * UCX's posix transport reaches memory its md allocated, and what the
  * hardware's NIC does for registered memory.
  *
+ * The owner seals the file's size (F_SEAL_SHRINK, F_SEAL_GROW) and a peer
+ * maps only a sealed file: a region cannot shrink under a peer's
+ * mapping, whose loads and stores would then fault (SIGBUS), whatever its
+ * owner does.
+ *
  * Mappings of peers' regions are cached per process (gba_eng_seg_attach):
  * a region is mapped, and its pages faulted in, once however many times
  * its description arrives; the cookie tells a region from a later one
@@ -48,6 +53,8 @@
  */
 #define GBA_ENG_SEG_NAME_FMT "gba-seg-%016" PRIx64
 #define GBA_ENG_SEG_LINK_FMT "/memfd:" GBA_ENG_SEG_NAME_FMT " "
+/* Seals of every region's file: its size is fixed */
+#define GBA_ENG_SEG_SEALS (F_SEAL_SHRINK | F_SEAL_GROW)
 /* Mappings kept while no one holds them: count and bytes */
 #define GBA_ENG_SEG_IDLE_MAX 64
 #define GBA_ENG_SEG_IDLE_BYTES (1ULL << 30)
@@ -105,7 +112,7 @@ int gba_eng_seg_alloc(size_t len, void *addr, struct gba_eng_seg *seg)
 		flags |= MAP_FIXED_NOREPLACE;
 
 	snprintf(name, sizeof(name), GBA_ENG_SEG_NAME_FMT, gba_job_id());
-	fd = memfd_create(name, MFD_CLOEXEC);
+	fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
 		return gba_err_set(-errno, "memfd_create %s", name);
 	/* the pages now: no memory is -ENOSPC/-ENOMEM here, not SIGBUS */
@@ -113,6 +120,11 @@ int gba_eng_seg_alloc(size_t len, void *addr, struct gba_eng_seg *seg)
 	ret = gba_shm_reserve(fd, len + page, path);
 	if (ret)
 		goto err;
+	/* its size is fixed: a peer's mapping can never fault */
+	if (fcntl(fd, F_ADD_SEALS, GBA_ENG_SEG_SEALS | F_SEAL_SEAL)) {
+		ret = gba_err_set(-errno, "fcntl F_ADD_SEALS %s", path);
+		goto err;
+	}
 	map = mmap(addr, len + page, PROT_READ | PROT_WRITE, flags, fd, 0);
 	if (map == MAP_FAILED) {
 		ret = gba_err_set(-errno, "mmap %s (%zu bytes)", path,
@@ -176,6 +188,12 @@ static int gba_eng_seg_map_new(uint32_t pid, int fd, size_t len,
 		return gba_err_set(-errno, "region %s", path);
 	if (fstat(mfd, &st)) {
 		ret = -errno;
+		goto out;
+	}
+	/* A file whose size can change could fault our accesses */
+	ret = fcntl(mfd, F_GET_SEALS);
+	if (ret < 0 || (ret & GBA_ENG_SEG_SEALS) != GBA_ENG_SEG_SEALS) {
+		ret = -EACCES;
 		goto out;
 	}
 	/* The caller's bytes are what the file holds before the trailer */

@@ -18,7 +18,9 @@
 #include "config.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -45,7 +47,8 @@ static int iov_slice(const struct iovec *iov, size_t count, size_t off,
 		take = iov[i].iov_len - off;
 		if (take > len)
 			take = len;
-		out[n].iov_base = (char *)iov[i].iov_base + off;
+		/* addresses of another process: integer arithmetic */
+		out[n].iov_base = (void *)((uintptr_t)iov[i].iov_base + off);
 		out[n].iov_len = take;
 		n++;
 		len -= take;
@@ -180,7 +183,8 @@ static struct gba_eng_slot *claim(struct gba_eng_ep *ep,
 				  struct gba_eng_peer *peer, uint8_t type,
 				  uint64_t *pos)
 {
-	struct gba_eng_slot *slot = gba_eng_ring_claim(peer->ring, pos);
+	struct gba_eng_slot *slot =
+		gba_eng_ring_claim(peer->ring, peer->nslots, pos);
 
 	if (!slot)
 		return NULL;
@@ -211,9 +215,9 @@ static int send_slots(struct gba_eng_ep *ep, struct gba_eng_peer *peer,
 	uint64_t pos;
 	uint32_t i;
 
-	if (n > ring->nslots / 2)
+	if (n > peer->nslots / 2)
 		return 0;
-	slot = gba_eng_ring_claim_n(ring, n, &pos);
+	slot = gba_eng_ring_claim_n(ring, peer->nslots, n, &pos);
 	if (!slot)
 		return 0;
 	gba_eng_hdr_init(ep, &slot->hdr, GBA_ENG_T_MSG);
@@ -231,7 +235,7 @@ static int send_slots(struct gba_eng_ep *ep, struct gba_eng_peer *peer,
 		take = left < GBA_ENG_EAGER_SLOT ? left : GBA_ENG_EAGER_SLOT;
 		iov_cur_read(
 			&cur,
-			(char *)&ring->slots[(pos + i) & (ring->nslots - 1)] +
+			(char *)&ring->slots[(pos + i) & (peer->nslots - 1)] +
 				sizeof(slot->hdr.seq),
 			take);
 	}
@@ -418,6 +422,63 @@ int gba_eng_atomic(struct gba_eng_ep *ep, struct gba_eng_peer *peer,
 
 /* ---- Target ---------------------------------------------------------------- */
 
+/*
+ * Slots are written by other processes: what is wrong with the request in
+ * @slot, or NULL.  The header's type, flags, lengths and counts must
+ * describe bytes inside the slot (or the slots gba_eng_slot_span checked)
+ * and at most GBA_ENG_MAX_IOV iov entries; an atomic's operands must fit
+ * the payload.  The addresses and keys are the front end's to check
+ * (ops->mr_lookup), the initiator's iovs the kernel's (cross-memory
+ * attach).
+ */
+static const char *slot_bad(const struct gba_eng_slot *slot)
+{
+	const struct gba_eng_hdr *hdr = &slot->hdr;
+	const struct gba_eng_atomic_req *req = (const void *)slot->payload;
+	uint64_t bytes, sets = hdr->xflags & GBA_ENG_X_CMP ? 2 : 1;
+
+	if (hdr->type == GBA_ENG_T_MSG &&
+	    (hdr->xflags & (GBA_ENG_X_SLOTS | GBA_ENG_X_HDR)))
+		return NULL; /* gba_eng_slot_span checked it */
+	if (hdr->xflags & (GBA_ENG_X_SLOTS | GBA_ENG_X_HDR))
+		return "slot flags of a message on another type";
+	switch (hdr->type) {
+	case GBA_ENG_T_MSG:
+	case GBA_ENG_T_PUT:
+	case GBA_ENG_T_GET:
+		if (hdr->xflags & GBA_ENG_X_LARGE)
+			return hdr->iov_count > GBA_ENG_MAX_IOV
+				       ? "more iov entries than the engine's"
+				       : NULL;
+		return hdr->len > GBA_ENG_INLINE
+			       ? "inline length beyond the slot"
+			       : NULL;
+	case GBA_ENG_T_ATOMIC:
+		bytes = (uint64_t)req->count * req->elem_size;
+		/* the operands, and as many compare values */
+		if (!req->count || bytes != hdr->len ||
+		    sizeof(*req) + bytes * sets > GBA_ENG_INLINE)
+			return "atomic operands beyond the slot";
+		return NULL;
+	default:
+		return "unknown type";
+	}
+}
+
+void gba_eng_bad_slot(struct gba_eng_ep *ep, const struct gba_eng_hdr *hdr,
+		      const char *why)
+{
+	if (ep->nbad++ < GBA_ENG_BAD_LOG_MAX)
+		fprintf(stderr,
+			"gba: endpoint %" PRIu32 ": dropped a slot from "
+			"process %" PRIu32 " endpoint %" PRIu32 " (type %u, "
+			"flags 0x%x, %u iovs, %" PRIu64 " bytes): %s%s\n",
+			ep->addr.ep_id, hdr->src_pid, hdr->src_ep_id, hdr->type,
+			hdr->xflags, hdr->iov_count, hdr->len, why,
+			ep->nbad == GBA_ENG_BAD_LOG_MAX ? " (no more reported)"
+							: "");
+}
+
 static void rx_from_slot(struct gba_eng_ep *ep, const struct gba_eng_slot *slot,
 			 struct gba_eng_rx *rx)
 {
@@ -582,6 +643,19 @@ out:
 
 void gba_eng_execute(struct gba_eng_ep *ep, struct gba_eng_slot *slot)
 {
+	const struct gba_eng_hdr *hdr = &slot->hdr;
+	const char *why = slot_bad(slot);
+
+	if (why) {
+		gba_eng_bad_slot(ep, hdr, why);
+		/* an initiator waiting for an answer gets an error */
+		if (hdr->type != GBA_ENG_T_MSG ||
+		    ((hdr->xflags & GBA_ENG_X_LARGE) &&
+		     !(hdr->xflags & GBA_ENG_X_NOANS)))
+			gba_eng_answer(ep, gba_eng_src_peer(ep, hdr), hdr->op,
+				       -EPROTO, NULL, 0);
+		return;
+	}
 	switch (slot->hdr.type) {
 	case GBA_ENG_T_MSG:
 		exec_msg(ep, slot);
@@ -603,17 +677,30 @@ void gba_eng_resp(struct gba_eng_ep *ep, const struct gba_eng_slot *slot)
 	const struct gba_eng_hdr *hdr = &slot->hdr;
 	struct gba_eng_op *op = gba_eng_op_find(ep, hdr->op);
 	size_t len = hdr->len;
+	int status = hdr->status;
 
 	if (!op)
 		return; /* already failed (peer thought dead) */
-	if (!hdr->status && len) {
+	/* only the target of an operation answers it */
+	if (hdr->src_pid != op->peer->addr.pid ||
+	    hdr->src_ep_id != op->peer->addr.ep_id) {
+		gba_eng_bad_slot(ep, hdr, "an answer to another's operation");
+		return;
+	}
+	if (len > GBA_ENG_INLINE || status > 0 || status < -GBA_ENG_ERRNO_MAX) {
+		gba_eng_bad_slot(ep, hdr,
+				 "answer beyond the slot or not an errno");
+		status = -EPROTO;
+		len = 0;
+	}
+	if (!status && len) {
 		if (op->type == GBA_ENG_T_GET)
 			iov_scatter(op->iov, op->iov_count, slot->payload, len);
 		else if (op->type == GBA_ENG_T_ATOMIC && op->result)
 			memcpy(op->result, slot->payload,
 			       len < op->result_len ? len : op->result_len);
 	}
-	gba_eng_op_finish(ep, op, hdr->status);
+	gba_eng_op_finish(ep, op, status);
 }
 
 /* ---- Received messages -------------------------------------------------- */

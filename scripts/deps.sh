@@ -10,14 +10,17 @@
 # test's processes when it times out (test/hang_dump.sh).  MPICH (mpich,
 # libmpich-dev) is installed beside Open MPI for the barrier-offload
 # library's MPICH build and tests; Open MPI stays the default mpirun/mpicc
-# (Debian's alternatives rank it first; checked below).
+# (Debian's alternatives rank it first; checked below).  clang with
+# libFuzzer (libclang-rt-14-dev) builds the fuzz harnesses
+# (configure --enable-fuzzing, fuzz/).
 set -e
 SUDO=
 [ "$(id -u)" = 0 ] || SUDO=sudo
 PKGS="build-essential autoconf automake libtool pkg-config
       libfabric-dev libfabric-bin uthash-dev libcriterion-dev
       openmpi-bin libopenmpi-dev mpich libmpich-dev gfortran valgrind gdb
-      libucx-dev ucx-utils dpkg-dev xz-utils libnuma-dev libibverbs-dev"
+      libucx-dev ucx-utils dpkg-dev xz-utils libnuma-dev libibverbs-dev
+      clang libclang-rt-14-dev"
 
 update=
 # deb-src entries: keep any the machine has; otherwise mirror the deb ones.

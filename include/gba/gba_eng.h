@@ -493,10 +493,12 @@ void gba_eng_seg_free(struct gba_eng_seg *seg);
  * use; later attaches of the same region reuse the mapping (a per-process
  * cache, thread-safe).  Every successful attach is paired with a
  * gba_eng_seg_detach.  @pid may be this process (a second mapping of its
- * own region).  Returns 0, or -EINVAL (bad arguments), -ENOENT (@fd is not a region of
- * @pid, or @pid is gone), -ESTALE (another region now has that file
- * number), -ERANGE (the region is shorter than @len), -EACCES/-EPERM
- * (another user; ptrace restrictions), -ENOMEM, or the errno of open/mmap.
+ * own region).  Returns 0, or -EINVAL (bad arguments), -ENOENT (@fd is
+ * not a region of @pid, or @pid is gone), -ESTALE (another region now has
+ * that file number), -ERANGE (the region is shorter than @len), -EACCES/-EPERM
+ * (another user; ptrace restrictions; a file whose size is not sealed, so
+ * that it could shrink under the mapping), -ENOMEM, or the errno of
+ * open/mmap.
  */
 int gba_eng_seg_attach(uint32_t pid, int fd, size_t len, uint64_t cookie,
 		       void **addr);

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 
 #include "gba_core_util.h"
+#include "gba_emu.h"
 
 static struct gba_dev *dev;
 
@@ -801,4 +802,73 @@ Test(emu, strerror_info)
 		GBA_ERROR_INFO_VALUE(GBA_ERR_BAD_SEQ, 0, 0)));
 	cr_expect_not_null(gba_strerror_info(
 		GBA_ERROR_INFO_VALUE(GBA_ERR_NOT_ENABLED, 0, 0)));
+}
+
+/* ---- an image another process wrote (untrusted shared memory) ----------- */
+
+/* Loads outside the BAR or misaligned read all ones, never the memory
+ * around it (fuzz/switch.c found a load of any offset crashing). */
+Test(emu, read_outside_bar_all_ones)
+{
+	cr_expect_eq(dev->ops->read64(dev, GBA_BAR_SIZE), UINT64_MAX);
+	cr_expect_eq(dev->ops->read64(dev, UINT64_MAX - 7), UINT64_MAX);
+	cr_expect_eq(dev->ops->read64(dev, GBA_REG_ID + 4), UINT64_MAX);
+	cr_expect_eq(dev->ops->read32(dev, 0x3ff8f452ULL << 32), UINT32_MAX);
+	cr_expect_eq(dev->ops->read32(dev, GBA_BAR_SIZE), UINT32_MAX);
+	cr_expect_eq(dev->ops->read32(dev, GBA_REG_ID + 2), UINT32_MAX);
+	cr_expect_eq(dev->ops->read64(dev, GBA_REG_ID), GBA_ID_MAGIC);
+	cr_expect_eq(dev->ops->read32(dev, GBA_REG_ID), GBA_ID_MAGIC);
+}
+
+static struct gba_emu_sw *one_member_group(struct gba_group **grpp)
+{
+	struct gba_group_attr attr = {.key = 77, .member_count = 1};
+
+	cr_assert_eq(gba_group_join(dev, &attr, grpp), 0);
+	return &gba_emu(dev)->sw[gba_test_group_index(*grpp)];
+}
+
+/* A MEMBER_MASK bit past member 707 in the switch state: ARRIVED_MASK
+ * does not read the state of a member that does not exist (past the
+ * group's member array: the next group's switch state). */
+Test(emu, corrupt_mask_bit_past_last_member)
+{
+	struct gba_group *grp;
+	struct gba_emu_sw *sw = one_member_group(&grp);
+	_Atomic uint32_t *past;
+
+	cr_assert_lt(gba_test_group_index(grp), GBA_MAX_GROUPS - 1);
+	sw->member_mask[GBA_MASK_WORDS - 1] |= 1ULL << 63;
+	past = (_Atomic uint32_t *)((uint8_t *)sw->member +
+				    (GBA_MASK_WORDS * 64 - 1) *
+					    sizeof(sw->member[0]));
+	atomic_store(past, atomic_load(&sw->epoch));
+	cr_expect_eq(greg(grp, GBA_ARRIVED_MASK(GBA_MASK_WORDS - 1)), 0);
+	cr_expect_eq(gba_group_barrier(grp), 0);
+	gba_group_leave(grp);
+}
+
+/* mask_words past the mask in the switch state: the release does not
+ * take the bytes after the mask for members and store their flags. */
+Test(emu, corrupt_mask_words)
+{
+	struct gba_group *grp;
+	struct gba_emu_sw *sw = one_member_group(&grp);
+	uint64_t victim = GBA_FLAG_IOVA(GBA_MAX_GROUPS - 1, 3);
+	uint64_t *past =
+		(uint64_t *)((uint8_t *)sw->member_mask + GBA_MASK_WORDS * 8);
+	uint64_t *addr =
+		(uint64_t *)(gba_emu(dev)->base +
+			     GBA_GROUP_REG_BASE(gba_test_group_index(grp)) +
+			     GBA_RELEASE_ADDR(GBA_MASK_WORDS * 64));
+
+	cr_assert_leq(offsetof(struct gba_emu_sw, member_mask) +
+			      (GBA_MASK_WORDS + 1) * 8,
+		      offsetof(struct gba_emu_sw, epoch));
+	*past = 1; /* "member" 768 */
+	*addr = victim;
+	sw->mask_words = GBA_MASK_WORDS + 1;
+	cr_expect_eq(gba_group_barrier(grp), 0);
+	cr_expect_eq(*(uint64_t *)(dev->flags + victim - GBA_FLAG_OFFSET), 0);
+	gba_group_leave(grp);
 }

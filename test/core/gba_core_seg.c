@@ -8,9 +8,12 @@
  * file that is not a region, a wrong cookie, a region too short, its own
  * pid, a dead pid), and the built-in atomic executor on an attached region.
  */
+#define _GNU_SOURCE /* memfd_create */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -19,6 +22,7 @@
 #include <criterion/criterion.h>
 
 #include <gba/gba_eng.h>
+#include <gba/gba_job.h>
 
 TestSuite(seg, .timeout = 30);
 
@@ -223,4 +227,37 @@ Test(seg, file_number_reused)
 		  "child failed at step %d", WEXITSTATUS(status));
 	gba_eng_seg_free(&segs[1]);
 	munmap(segs, page());
+}
+
+/* A region's size is sealed: its owner cannot shrink it under a peer's
+ * mapping (whose accesses would fault), and a memory file of the same name
+ * whose size is not sealed is not mapped. */
+Test(seg, size_sealed)
+{
+	struct gba_eng_seg seg;
+	uint64_t cookie = 42;
+	char name[64];
+	void *addr;
+	int fd;
+
+	cr_assert_eq(gba_eng_seg_alloc(page(), NULL, &seg), 0);
+	cr_expect_neq(ftruncate(seg.fd, 0), 0, "the owner shrank its region");
+	cr_expect_eq(errno, EPERM);
+	cr_expect_neq(ftruncate(seg.fd, (off_t)(8 * page())), 0);
+	cr_expect_eq(gba_eng_seg_attach(getpid(), seg.fd, seg.len, seg.cookie,
+					&addr),
+		     0);
+	gba_eng_seg_detach(addr);
+	gba_eng_seg_free(&seg);
+
+	/* the same name and layout, unsealed */
+	snprintf(name, sizeof(name), "gba-seg-%016" PRIx64, gba_job_id());
+	fd = memfd_create(name, MFD_CLOEXEC);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(ftruncate(fd, (off_t)(2 * page())), 0);
+	cr_assert_eq(pwrite(fd, &cookie, sizeof(cookie), (off_t)page()),
+		     (ssize_t)sizeof(cookie));
+	cr_expect_eq(gba_eng_seg_attach(getpid(), fd, page(), cookie, &addr),
+		     -EACCES);
+	close(fd);
 }

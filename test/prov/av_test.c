@@ -4,9 +4,11 @@
  * insertsvc/insertsym, FI_EVENT and FI_SYNC_ERR reporting, and the AV set
  * operations.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
@@ -601,4 +603,72 @@ Test(av, shared_named)
 	cr_expect_eq(fi_close(&av->fid), 0);
 	/* the creator's close removed the name */
 	cr_expect_eq(fi_av_open(t_domain, &rattr, &rav, NULL), -FI_ENOENT);
+}
+
+/* The table of a named AV as gba_av_shared.c lays it out. */
+struct shm_view {
+	uint64_t magic;
+	uint32_t capacity;
+	uint32_t count;
+	struct {
+		struct gba_addr addr;
+		uint32_t used;
+		uint32_t pad;
+	} entries[];
+};
+
+/*
+ * A reader of a named AV does not trust the table, which any process of
+ * the user can write: a capacity and count grown after the import (the
+ * reader's refresh read past its mapping) and an entry that is not a gba
+ * address (imported as one) are refused.
+ */
+Test(av, shared_named_corrupt_table)
+{
+	struct fi_av_attr attr = {.type = FI_AV_TABLE, .count = 4}, rattr;
+	struct gba_addr a = prov_addr(getpid(), 600), got;
+	struct fid_av *av, *rav;
+	struct shm_view *view;
+	size_t len = sizeof(got);
+	char name[64], shm[128];
+	fi_addr_t fa;
+	int fd;
+
+	snprintf(name, sizeof(name), "av-corrupt-%d", (int)getpid());
+	snprintf(shm, sizeof(shm), "/gba-av-%u-%s", (unsigned)getuid(), name);
+	attr.name = name;
+	cr_assert_eq(fi_av_open(t_domain, &attr, &av, NULL), 0);
+	cr_assert_eq(fi_av_insert(av, &a, 1, &fa, 0, NULL), 1);
+	rattr = attr;
+	rattr.flags = FI_READ;
+	cr_assert_eq(fi_av_open(t_domain, &rattr, &rav, NULL), 0);
+
+	fd = shm_open(shm, O_RDWR, 0);
+	cr_assert_geq(fd, 0, "%s", shm);
+	view = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	cr_assert_neq(view, MAP_FAILED);
+	cr_assert_eq(view->capacity, 4);
+	memset(&view->entries[1].addr, 0x5a, sizeof(view->entries[1].addr));
+	view->entries[1].used = 1;
+	view->capacity = 1u << 30;
+	view->count = 1u << 30;
+
+	cr_expect_eq(fi_av_lookup(rav, 1, &got, &len), -FI_EINVAL,
+		     "an entry that is not an address is not imported");
+	cr_expect_eq(fi_av_lookup(rav, 3000, &got, &len), -FI_EINVAL);
+	cr_expect_eq(fi_av_lookup(rav, 0, &got, &len), 0);
+	cr_expect_eq(memcmp(&got, &a, sizeof(got)), 0);
+	/* the creator does not write past its table either: fi_addr 4 is
+	 * not shared (entries 0..3) */
+	for (fd = 1; fd <= 4; fd++) {
+		a = prov_addr(getpid(), 600 + (uint32_t)fd);
+		cr_assert_eq(fi_av_insert(av, &a, 1, &fa, 0, NULL), 1);
+		cr_assert_eq(fa, (fi_addr_t)fd);
+	}
+	cr_expect_eq(view->entries[3].used, 1);
+	cr_expect_eq(view->entries[4].used, 0);
+	munmap(view, 4096);
+	cr_expect_eq(fi_close(&rav->fid), 0);
+	cr_expect_eq(fi_close(&av->fid), 0);
 }

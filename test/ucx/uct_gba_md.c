@@ -117,6 +117,27 @@ static void test_md(uct_component_h component, uct_md_h md)
 		CHECK(uct_rkey_release(component, &bundle) == UCS_OK);
 	}
 
+	/*
+	 * Keys come from other processes: one that names this process but
+	 * not a registration of it (another key id, a range past the
+	 * registration, memory never registered) is not reached directly,
+	 * or its holder would load and store anywhere in this process.
+	 */
+	for (i = 0; i < 3; i++) {
+		REQUIRE(uct_md_mkey_pack(md, memh[0], &packed) == UCS_OK);
+		if (i == 0)
+			packed.key_id = ((uct_gba_memh_t *)memh[1])->key_id;
+		else if (i == 1)
+			packed.length += 1;
+		else
+			packed.address = (uintptr_t)buf[2];
+		REQUIRE(uct_rkey_unpack(component, &packed, &bundle) ==
+			UCS_OK);
+		rkey = (const uct_gba_rkey_t *)bundle.rkey;
+		CHECK(rkey->local == NULL);
+		CHECK(uct_rkey_release(component, &bundle) == UCS_OK);
+	}
+
 	/* bad registrations and a handle the md never gave out */
 	CHECK(uct_md_mem_reg(md, NULL, 8, UCT_MD_MEM_ACCESS_ALL |
 			     UCT_MD_MEM_FLAG_HIDE_ERRORS, &memh[0]) ==

@@ -148,7 +148,8 @@ void uct_gba_chunk_unsend(uct_gba_chunks_t *chunks)
 }
 
 /* The region @notice names, attached on first use and again when a later
- * region reused the file number */
+ * region reused the file number or the notice names more of it than was
+ * attached (the notice is the sender's word only) */
 static uint8_t *uct_gba_chunk_map(uct_gba_chunks_t *chunks, uint32_t pid,
                                   const uct_gba_chunk_notice_t *notice)
 {
@@ -165,7 +166,8 @@ static uint8_t *uct_gba_chunk_map(uct_gba_chunks_t *chunks, uint32_t pid,
 
     map = &kh_value(&chunks->peers, iter);
     if (ret == UCS_KH_PUT_KEY_PRESENT) {
-        if (map->cookie == notice->cookie) {
+        if ((map->cookie == notice->cookie) &&
+            (notice->seg_len <= map->seg_len)) {
             return map->addr;
         }
         gba_eng_seg_detach(map->addr);
@@ -189,8 +191,9 @@ static uint8_t *uct_gba_chunk_map(uct_gba_chunks_t *chunks, uint32_t pid,
         return NULL;
     }
 
-    map->addr   = addr;
-    map->cookie = notice->cookie;
+    map->addr    = addr;
+    map->cookie  = notice->cookie;
+    map->seg_len = notice->seg_len;
     return addr;
 }
 

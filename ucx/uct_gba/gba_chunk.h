@@ -53,8 +53,10 @@ typedef struct uct_gba_chunk_notice {
  */
 /* clang-format off */
 typedef struct uct_gba_chunk_map {
-    uint8_t  *addr;   /* Attached region (gba_eng_seg_attach) */
-    uint64_t cookie;  /* Its cookie */
+    uint8_t  *addr;    /* Attached region (gba_eng_seg_attach) */
+    uint64_t cookie;   /* Its cookie */
+    uint64_t seg_len;  /* Bytes attached: a notice naming more attaches
+                          again, which checks the region holds them */
 } uct_gba_chunk_map_t;
 /* clang-format on */
 

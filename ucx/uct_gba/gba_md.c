@@ -20,11 +20,17 @@
 #include <ucs/sys/sys.h>
 #include <ucs/type/class.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <string.h>
 #include <unistd.h>
 
 
 /* clang-format off */
+/* The memory domains open in this process: what a key naming this process
+ * is checked against (uct_gba_rkey_own) */
+static UCS_LIST_HEAD(uct_gba_md_list);
+static pthread_mutex_t uct_gba_md_list_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static ucs_config_field_t uct_gba_md_config_table[] = {
     {"", "", NULL,
      ucs_offsetof(uct_gba_md_config_t, super),
@@ -335,6 +341,9 @@ static void uct_gba_md_close(uct_md_h tl_md)
         }
     }
     kh_destroy_inplace(uct_gba_memh, &md->memhs);
+    pthread_mutex_lock(&uct_gba_md_list_lock);
+    ucs_list_del(&md->list);
+    pthread_mutex_unlock(&uct_gba_md_list_lock);
     ucs_spinlock_destroy(&md->lock);
     ucs_free(md->device);
     ucs_free(md);
@@ -391,6 +400,9 @@ uct_gba_md_open(uct_component_t *component, const char *md_name,
     md->super.component = &uct_gba_component;
     md->next_key_id     = 1;
     kh_init_inplace(uct_gba_memh, &md->memhs);
+    pthread_mutex_lock(&uct_gba_md_list_lock);
+    ucs_list_add_tail(&uct_gba_md_list, &md->list);
+    pthread_mutex_unlock(&uct_gba_md_list_lock);
 
     ucs_debug("gba: opened md %p device '%s'", md, md->device);
     *md_p = &md->super;
@@ -404,9 +416,37 @@ err_free_md:
 }
 
 /*
+ * Is @packed, a key naming this process, one of its own: a registration
+ * of an open md of this process, with that key id, containing the key's
+ * range and granting every access?  A key comes from another process,
+ * which could name this one to have it load and store anywhere in its
+ * own memory.
+ */
+static int uct_gba_rkey_own(const uct_gba_packed_rkey_t *packed)
+{
+    uct_gba_memh_t *memh;
+    uct_gba_md_t *md;
+    int own = 0;
+
+    pthread_mutex_lock(&uct_gba_md_list_lock);
+    ucs_list_for_each(md, &uct_gba_md_list, list) {
+        if (uct_gba_md_memh_check(md, packed->key_id, packed->address,
+                                  packed->length,
+                                  GBA_ENG_ACCESS_READ | GBA_ENG_ACCESS_WRITE,
+                                  &memh) == 0) {
+            own = 1;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&uct_gba_md_list_lock);
+    return own;
+}
+
+/*
  * Where this process reaches the region of @packed directly: its own
- * memory (the self path), a peer's shared-memory region mapped now, or
- * NULL (through the target's queue).  *@map_p receives a mapping to undo.
+ * memory (the self path, for its own registrations only), a peer's
+ * shared-memory region mapped now, or NULL (through the target's queue,
+ * which checks the key).  *@map_p receives a mapping to undo.
  */
 static uint8_t *uct_gba_rkey_local(const uct_gba_packed_rkey_t *packed,
                                    void **map_p)
@@ -419,6 +459,14 @@ static uint8_t *uct_gba_rkey_local(const uct_gba_packed_rkey_t *packed,
         return NULL;
     }
     if (packed->pid == (uint32_t)getpid()) {
+        if (!uct_gba_rkey_own(packed)) {
+            ucs_diag("gba: a key names this process but none of its "
+                     "registrations (key id %" PRIu64 ", %" PRIu64
+                     " bytes at 0x%" PRIx64 "): accesses go through the "
+                     "queue",
+                     packed->key_id, packed->length, packed->address);
+            return NULL;
+        }
         return (uint8_t*)(uintptr_t)packed->address;
     }
     if (packed->seg_fd < 0) {

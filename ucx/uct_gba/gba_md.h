@@ -21,6 +21,7 @@
 #include <gba/gba_eng.h>
 #include <uct/base/uct_md.h>
 #include <ucs/datastruct/khash.h>
+#include <ucs/datastruct/list.h>
 #include <ucs/type/spinlock.h>
 
 
@@ -104,6 +105,7 @@ typedef struct uct_gba_md {
     ucs_spinlock_t        lock;        /* Protects the fields below */
     uint64_t              next_key_id; /* Key id of the next registration */
     khash_t(uct_gba_memh) memhs;       /* Registrations by key id */
+    ucs_list_link_t       list;        /* In the process's open mds */
 } uct_gba_md_t;
 /* clang-format on */
 

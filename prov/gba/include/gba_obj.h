@@ -436,6 +436,9 @@ struct gba_av {
 	char *shm_name;		/* "/gba-av-<uid>-<name>", NULL if unnamed */
 	struct gba_av_shm *shm; /* the creator's table */
 	size_t shm_len;
+	/* entries of the table, checked against shm_len once: the table's
+	 * own capacity field is writable by other processes */
+	uint32_t shm_capacity;
 	bool shm_owner;
 	size_t shm_seen;     /* FI_READ: table entries imported */
 	fi_addr_t *map_addr; /* FI_READ: attr->map_addr */

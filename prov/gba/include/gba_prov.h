@@ -126,7 +126,9 @@ struct gba_params {
 	size_t eager_size;
 };
 extern struct gba_params gba_params;
-/* Define the FI_GBA_* parameters and read them (fi_prov_ini, once). */
+/* Define the FI_GBA_* parameters (fi_prov_ini, once). */
+void gba_params_define(void);
+/* Read the FI_GBA_* parameters into gba_params (fi_prov_ini). */
 void gba_params_read(void);
 /* fi_provider.cleanup: free what gba_params_read copied. */
 void gba_params_free(void);

@@ -92,23 +92,38 @@ static int gba_av_shm_create(struct gba_av *av, size_t capacity)
 	shm->magic = GBA_AV_SHM_MAGIC;
 	av->shm = shm;
 	av->shm_len = len;
+	av->shm_capacity = (uint32_t)capacity;
 	av->shm_owner = true;
 	return 0;
 }
 
-/* Import the entries the creator added since the last import (locked). */
+/*
+ * Import the entries the creator added since the last import (locked).
+ * The table is another process's memory: the count is bounded by the
+ * capacity checked at import, and an entry that is not a gba address is
+ * skipped with a log line.
+ */
 static int gba_av_shm_sync(struct gba_av *av)
 {
 	struct gba_av_shm *shm = av->shm;
 	uint32_t count = atomic_load(&shm->count), i;
+	struct gba_addr addr;
 	int ret;
 
-	if (count > shm->capacity)
-		count = shm->capacity;
+	if (count > av->shm_capacity)
+		count = av->shm_capacity;
 	for (i = (uint32_t)av->shm_seen; i < count; i++) {
 		if (!shm->entries[i].used)
 			continue;
-		ret = av->shm_insert(av, i, &shm->entries[i].addr);
+		memcpy(&addr, &shm->entries[i].addr, sizeof(addr));
+		if (!gba_addr_valid(&addr, sizeof(addr))) {
+			FI_WARN(&gba_prov, FI_LOG_AV,
+				"shared AV %s: entry %u is not a gba address; "
+				"skipped\n",
+				av->shm_name, i);
+			continue;
+		}
+		ret = av->shm_insert(av, i, &addr);
 		if (ret && ret != -FI_EALREADY)
 			return ret;
 	}
@@ -147,12 +162,13 @@ static int gba_av_shm_import(struct gba_av *av, struct fi_av_attr *attr)
 	}
 	av->shm = shm;
 	av->shm_len = (size_t)st.st_size;
+	av->shm_capacity = shm->capacity;
 	/* fi_addr i is entry i: the map is the identity over the table */
-	av->map_addr = calloc(shm->capacity ? shm->capacity : 1,
+	av->map_addr = calloc(av->shm_capacity ? av->shm_capacity : 1,
 			      sizeof(fi_addr_t));
 	if (!av->map_addr)
 		return -FI_ENOMEM;
-	for (i = 0; i < shm->capacity; i++)
+	for (i = 0; i < av->shm_capacity; i++)
 		av->map_addr[i] = i;
 	gba_lock_acquire(&av->lock);
 	ret = gba_av_shm_sync(av);
@@ -220,11 +236,11 @@ void gba_av_shared_set(struct gba_av *av, size_t index,
 
 	if (!shm || !av->shm_owner)
 		return;
-	if (index >= shm->capacity) {
+	if (index >= av->shm_capacity) {
 		FI_WARN(&gba_prov, FI_LOG_AV,
 			"shared AV %s holds %u entries: fi_addr %zu is not "
 			"shared\n",
-			av->shm_name, shm->capacity, index);
+			av->shm_name, av->shm_capacity, index);
 		return;
 	}
 	if (addr)

@@ -25,6 +25,7 @@ struct fi_provider gba_prov = {
  */
 FI_EXT_INI
 {
+	gba_params_define();
 	gba_params_read();
 	return &gba_prov;
 }

@@ -40,15 +40,11 @@ static void gba_params_size(const char *name, const char *var, size_t max,
 }
 
 /*
- * gba_params_read - define the FI_GBA_* parameters with fi_param_define(3)
- * and read them with fi_param_get_*().  Out-of-range values are logged and
- * replaced by the default, so a typo never breaks the provider.
+ * gba_params_define - define the FI_GBA_* parameters with fi_param_define(3)
+ * (libfabric keeps every definition until fi_fini: once per load).
  */
-void gba_params_read(void)
+void gba_params_define(void)
 {
-	char *str = NULL;
-	int ival;
-
 	fi_param_define(
 		&gba_prov, "device", FI_PARAM_STRING,
 		"GBA device passed to the core library's gba_dev_open: "
@@ -91,6 +87,17 @@ void gba_params_read(void)
 		"slot only (default: %d, max %d)",
 		GBA_ENG_INLINE, GBA_ENG_INLINE, GBA_ENG_EAGER_MAX,
 		GBA_ENG_EAGER_MAX);
+}
+
+/*
+ * gba_params_read - read the FI_GBA_* parameters with fi_param_get_*().
+ * Out-of-range values are logged and replaced by the default, so a typo
+ * never breaks the provider.
+ */
+void gba_params_read(void)
+{
+	char *str = NULL;
+	int ival;
 
 	if (!fi_param_get_str(&gba_prov, "device", &str) && str && *str) {
 		gba_params.device = strdup(str);
