@@ -26,14 +26,18 @@ tmo="timeout -k 5 60"
 # held: true while some job's live endpoint holds service $svc (its name
 # exists and the file is locked: a leftover name nobody holds is not held)
 held() {
+	[ "$(nheld)" -gt 0 ]
+}
+nheld() { # how many live endpoints (of any job) hold $svc
+	n=0
 	for f in /dev/shm/gba-svc-$uid-*-$svc; do
-		[ -e "$f" ] && ! flock -n -x "$f" true && return 0
+		[ -e "$f" ] && ! flock -n -x "$f" true && n=$((n + 1))
 	done
-	return 1
+	echo $n
 }
 wait_held() { # wait_held <count>: that many holders of $svc
 	i=0
-	while [ "$(ls /dev/shm/gba-svc-$uid-*-$svc 2>/dev/null | wc -l)" -lt "$1" ]; do
+	while [ "$(nheld)" -lt "$1" ]; do
 		i=$((i + 1))
 		[ $i -lt 200 ] || return 1
 		sleep 0.05
