@@ -12,7 +12,9 @@
 # library's MPICH build and tests; Open MPI stays the default mpirun/mpicc
 # (Debian's alternatives rank it first; checked below).  clang with
 # libFuzzer (libclang-rt-14-dev) builds the fuzz harnesses
-# (configure --enable-fuzzing, fuzz/).
+# (configure --enable-fuzzing, fuzz/).  environment-modules loads the
+# installed modulefile in test/install/installed.sh (Lmod, which Debian
+# offers instead of it, reads the same file).
 set -e
 SUDO=
 [ "$(id -u)" = 0 ] || SUDO=sudo
@@ -20,7 +22,7 @@ PKGS="build-essential autoconf automake libtool pkg-config
       libfabric-dev libfabric-bin uthash-dev libcriterion-dev
       openmpi-bin libopenmpi-dev mpich libmpich-dev gfortran valgrind gdb
       libucx-dev ucx-utils dpkg-dev xz-utils libnuma-dev libibverbs-dev
-      clang libclang-rt-14-dev"
+      clang libclang-rt-14-dev environment-modules"
 
 update=
 # deb-src entries: keep any the machine has; otherwise mirror the deb ones.

@@ -1,5 +1,5 @@
 /*
- * Built by test/pkgconfig/pkgconfig.sh with `pkg-config --cflags --libs
+ * Built by test/install/installed.sh with `pkg-config --cflags --libs
  * uct-gba` against the installed <gba/uct_gba.h> (and UCX's headers) and
  * libuct_gba.so: links the group API and prints its limits.
  * Prints "uct_gba_pc: ok <groups>x<members>" and exits 0.

@@ -1,5 +1,5 @@
 /*
- * Built by test/pkgconfig/pkgconfig.sh with `pkg-config --cflags --libs
+ * Built by test/install/installed.sh with `pkg-config --cflags --libs
  * gba` against the installed <gba/gba.h> and libgba.so: a group of one
  * member on the device GBA_DEVICE names, three barriers.
  * Prints "gba_pc: ok <backend> <groups>x<members>" and exits 0, or an
