@@ -104,11 +104,14 @@ module_check() {
 		. "$1"
 		module use "$2/mods" && module load gba || exit 1
 		echo "LD_PRELOAD=$LD_PRELOAD"
+		# a sanitizer build: its runtimes first, or no program starts
+		export LD_PRELOAD="${GBA_SAN_PRELOAD:+$GBA_SAN_PRELOAD:}$LD_PRELOAD"
 		fi_info -p gba | grep -m 1 "provider: gba" || exit 2
 		ucx_info -d | grep -q "Transport: gba" || exit 3
 		man -w fi_gba || exit 4
 		command -v gba_demo || exit 5
 		module unload gba
+		case ${LD_PRELOAD:-} in *libuct_gba*) ;; *) LD_PRELOAD= ;; esac
 		echo "after unload: LD_PRELOAD=${LD_PRELOAD:-} FI_PROVIDER_PATH=${FI_PROVIDER_PATH:-}"
 		' sh "$minit" "$stage" 2>&1)
 	rc=$?
