@@ -14,7 +14,8 @@
 # libFuzzer (libclang-rt-14-dev) builds the fuzz harnesses
 # (configure --enable-fuzzing, fuzz/).  environment-modules loads the
 # installed modulefile in test/install/installed.sh (Lmod, which Debian
-# offers instead of it, reads the same file).
+# offers instead of it, reads the same file).  libjson-c-dev builds
+# gba_stat's --json output; jq reads it in test/core/gba_stat.sh.
 set -e
 SUDO=
 [ "$(id -u)" = 0 ] || SUDO=sudo
@@ -22,7 +23,7 @@ PKGS="build-essential autoconf automake libtool pkg-config
       libfabric-dev libfabric-bin uthash-dev libcriterion-dev
       openmpi-bin libopenmpi-dev mpich libmpich-dev gfortran valgrind gdb
       libucx-dev ucx-utils dpkg-dev xz-utils libnuma-dev libibverbs-dev
-      clang libclang-rt-14-dev environment-modules"
+      clang libclang-rt-14-dev environment-modules libjson-c-dev jq"
 
 update=
 # deb-src entries: keep any the machine has; otherwise mirror the deb ones.
