@@ -168,9 +168,10 @@ int gba_stat_print_json(FILE *out, const struct gba_stat_snap *snap,
 	}
 	ret = fprintf(out, "%s\n",
 		      json_object_to_json_string_ext(
-			      root, pretty ? JSON_C_TO_STRING_PRETTY |
-						     JSON_C_TO_STRING_SPACED
-					   : JSON_C_TO_STRING_PLAIN)) < 0;
+			      root, (pretty ? JSON_C_TO_STRING_PRETTY |
+						      JSON_C_TO_STRING_SPACED
+					    : JSON_C_TO_STRING_PLAIN) |
+					   JSON_C_TO_STRING_NOSLASHESCAPE)) < 0;
 	json_object_put(root);
 	return ret || fflush(out) ? -1 : 0;
 }
