@@ -25,6 +25,9 @@ static unsigned info_num_groups(struct gba_dev *dev)
 	return n < GBA_MAX_GROUPS ? (unsigned)n : GBA_MAX_GROUPS;
 }
 
+/* Bytes kept for the end of a cut absent list, ", ... (708 absent)". */
+#define GBA_INFO_TAIL 24
+
 static int info_bit(const uint64_t *mask, unsigned m)
 {
 	return (mask[m / 64] >> (m % 64)) & 1;
@@ -123,10 +126,10 @@ int gba_group_info_absent(const struct gba_group_info *info, char *buf,
 			k = snprintf(one, sizeof(one), "%smember %u (pid %d%s)",
 				     off ? ", " : "", m, (int)mi->pid,
 				     mi->alive ? "" : ", dead");
-		/* room for this one and a closing ", ..." */
-		if (off + (size_t)k + 6 > len) {
-			snprintf(buf + off, len - off, "%s",
-				 len - off > 5 ? ", ..." : "");
+		/* room for this one and a closing ", ... (N absent)" */
+		if (off + (size_t)k + GBA_INFO_TAIL > len) {
+			snprintf(buf + off, len - off, "%s... (%u absent)",
+				 off ? ", " : "", info->absent);
 			break;
 		}
 		memcpy(buf + off, one, (size_t)k + 1);

@@ -262,8 +262,10 @@ int gba_dev_group_info(struct gba_dev *dev, unsigned index,
  * gba_group_info_absent - format the members of @info that a barrier in
  * progress waits for (info->absent of them) for a log line, as
  * "member 2 (pid 4243), member 3 (pid 4244, dead), member 5 (not
- * attached)", into @buf (@len bytes, NUL-terminated, cut with "..." when
- * too short); "none" when no barrier is in progress or nobody is absent.
+ * attached)", into @buf (@len bytes, NUL-terminated; when too short, cut
+ * after a member with ", ... (N absent)", N the count of all; 64 bytes
+ * or more hold at least one member); "none" when no barrier is in
+ * progress or nobody is absent.
  * Returns the number of absent members, or -EINVAL (NULL @info or @buf,
  * @len 0).
  */

@@ -28,7 +28,7 @@ emu:/*) ;;
 *) echo "SKIP: needs GBA_DEVICE=emu:/NAME (make check sets it)"; exit 77 ;;
 esac
 tmp=$(mktemp -d)
-bpid= epid= dead_p2=$p2 p2=
+bpid= epid= p2=
 cleanup() {
 	touch "$tmp/again" "$tmp/exit"
 	[ -n "$p2" ] && kill -9 "$p2" 2>/dev/null
