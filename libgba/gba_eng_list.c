@@ -86,10 +86,10 @@ static int list_entry(DIR *dir, const char *dname, unsigned uid,
 	info->job = job;
 	info->pid = pid;
 	info->ep_id = ep;
-	fd = openat(dirfd(dir), dname, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
-					       O_NONBLOCK);
+	fd = openat(dirfd(dir), dname,
+		    O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
-		return 0;	/* unlinked meanwhile */
+		return 0; /* unlinked meanwhile */
 	/* the owner's shared lock refuses ours; a leftover's takes it */
 	info->alive = flock(fd, LOCK_EX | LOCK_NB) && errno == EWOULDBLOCK;
 	list_ring(fd, info);

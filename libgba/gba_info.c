@@ -76,10 +76,10 @@ int gba_dev_group_info(struct gba_dev *dev, unsigned index,
 	info->status = ops->read64(dev, base + GBA_STATUS);
 	info->error_info = ops->read64(dev, base + GBA_ERROR_INFO);
 	for (w = 0; w < GBA_MASK_WORDS; w++) {
-		info->member_mask[w] = ops->read64(dev,
-						   base + GBA_MEMBER_MASK(w));
-		info->arrived_mask[w] = ops->read64(dev,
-						    base + GBA_ARRIVED_MASK(w));
+		info->member_mask[w] =
+			ops->read64(dev, base + GBA_MEMBER_MASK(w));
+		info->arrived_mask[w] =
+			ops->read64(dev, base + GBA_ARRIVED_MASK(w));
 	}
 	if (info->member_count > GBA_MAX_MEMBERS)
 		info->member_count = GBA_MAX_MEMBERS;
@@ -120,8 +120,9 @@ int gba_group_info_absent(const struct gba_group_info *info, char *buf,
 		if (!info_bit(info->member_mask, m) || mi->arrived)
 			continue;
 		if (!mi->pid)
-			k = snprintf(one, sizeof(one), "%smember %u (not "
-				     "attached)", off ? ", " : "", m);
+			k = snprintf(one, sizeof(one),
+				     "%smember %u (not attached)",
+				     off ? ", " : "", m);
 		else
 			k = snprintf(one, sizeof(one), "%smember %u (pid %d%s)",
 				     off ? ", " : "", m, (int)mi->pid,

@@ -52,15 +52,17 @@ const char *gba_stat_cause(uint64_t error_info)
 	unsigned cause = GBA_ERROR_INFO_CAUSE(error_info);
 
 	return cause < sizeof(names) / sizeof(names[0]) ? names[cause]
-							 : "unknown";
+							: "unknown";
 }
 
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"Usage: gba_stat [-d DEVICE] [-j|--json] [-w|--watch[=SECONDS]]\n"
+		"Usage: gba_stat [-d DEVICE] [-j|--json] "
+		"[-w|--watch[=SECONDS]]\n"
 		"                [-g|--groups | -e|--endpoints]\n"
-		"Status of a GBA device (default: $GBA_DEVICE, else /dev/gba0 if\n"
+		"Status of a GBA device (default: $GBA_DEVICE, else /dev/gba0 "
+		"if\n"
 		"it exists, else the emulated device): groups in use, absent\n"
 		"members, errors; and this user's fabric engine endpoints.\n");
 }
@@ -72,7 +74,7 @@ static const char *emu_image(const char *name, char *buf, size_t len)
 		name = getenv(GBA_DEVICE_ENV);
 		if (!name || !*name)
 			name = access(GBA_DEVICE_HW_DEFAULT, F_OK) ? "emu"
-							      : NULL;
+								   : NULL;
 		if (!name)
 			return NULL;
 	}
@@ -156,8 +158,8 @@ static int snap_take(struct gba_dev *dev, struct gba_stat_snap *snap)
 		return ret;
 	if (snap->show_groups) {
 		if (!snap->groups) {
-			snap->groups = calloc(GBA_MAX_GROUPS,
-					      sizeof(*snap->groups));
+			snap->groups =
+				calloc(GBA_MAX_GROUPS, sizeof(*snap->groups));
 			if (!snap->groups)
 				return -ENOMEM;
 		}
@@ -176,7 +178,8 @@ static int snap_take(struct gba_dev *dev, struct gba_stat_snap *snap)
 		if (ret)
 			return ret;
 		if (snap->neps)
-			qsort(snap->eps, snap->neps, sizeof(*snap->eps), ep_cmp);
+			qsort(snap->eps, snap->neps, sizeof(*snap->eps),
+			      ep_cmp);
 	}
 	return 0;
 }
@@ -295,7 +298,8 @@ int main(int argc, char **argv)
 	do {
 		ret = snap_take(dev, &snap);
 		if (ret) {
-			fprintf(stderr, "gba_stat: cannot read the status: %s\n",
+			fprintf(stderr,
+				"gba_stat: cannot read the status: %s\n",
 				strerror(-ret));
 			break;
 		}

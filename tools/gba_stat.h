@@ -14,16 +14,16 @@
 #include <gba/gba_eng.h>
 
 struct gba_stat_snap {
-	const char *device;		/* the name given, "" for default */
+	const char *device; /* the name given, "" for default */
 	struct gba_dev_attr attr;
-	int show_groups;		/* the groups section */
-	int show_eps;			/* the endpoints section */
-	uint64_t self_job;		/* gba_job_id() of this process */
-	const char *self_job_key;	/* gba_job_key() */
-	size_t ngroups;			/* groups in use */
-	struct gba_group_info *groups;	/* [ngroups] */
+	int show_groups;	       /* the groups section */
+	int show_eps;		       /* the endpoints section */
+	uint64_t self_job;	       /* gba_job_id() of this process */
+	const char *self_job_key;      /* gba_job_key() */
+	size_t ngroups;		       /* groups in use */
+	struct gba_group_info *groups; /* [ngroups] */
 	size_t neps;
-	struct gba_eng_ep_info *eps;	/* [neps], sorted by job, pid, ep */
+	struct gba_eng_ep_info *eps; /* [neps], sorted by job, pid, ep */
 };
 
 /* "disabled", "error", "waiting" (a barrier in progress) or "idle". */

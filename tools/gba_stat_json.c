@@ -35,11 +35,12 @@ static json_object *json_device(const struct gba_stat_snap *snap)
 	const struct gba_dev_attr *a = &snap->attr;
 	json_object *o = json_object_new_object();
 
-	json_object_object_add(o, "backend", json_object_new_string(a->backend));
+	json_object_object_add(o, "backend",
+			       json_object_new_string(a->backend));
 	json_object_object_add(o, "path", json_object_new_string(a->path));
 	json_hex(o, "id", a->id, 8);
-	json_object_object_add(o, "version", json_object_new_int64(
-						     (int64_t)a->version));
+	json_object_object_add(o, "version",
+			       json_object_new_int64((int64_t)a->version));
 	json_object_object_add(o, "num_groups",
 			       json_object_new_int64(a->num_groups));
 	json_object_object_add(o, "max_members",
@@ -55,7 +56,8 @@ static json_object *json_member(const struct gba_group_info *g, unsigned m)
 
 	json_object_object_add(o, "member", json_object_new_int64(m));
 	if (mi->pid)
-		json_object_object_add(o, "pid", json_object_new_int64(mi->pid));
+		json_object_object_add(o, "pid",
+				       json_object_new_int64(mi->pid));
 	else
 		json_object_object_add(o, "pid", NULL);
 	json_object_object_add(o, "alive", json_object_new_boolean(mi->alive));
@@ -74,14 +76,18 @@ static json_object *json_error(const struct gba_group_info *g)
 	json_object *o = json_object_new_object();
 
 	json_hex(o, "error_info", g->error_info, 16);
-	json_object_object_add(o, "cause", json_object_new_string(
-						   gba_stat_cause(g->error_info)));
-	json_object_object_add(o, "text", json_object_new_string(
-						  gba_strerror_info(g->error_info)));
-	json_object_object_add(o, "member", json_object_new_int64(
-						    GBA_ERROR_INFO_MEMBER(g->error_info)));
-	json_object_object_add(o, "seq", json_object_new_int64(
-						 GBA_ERROR_INFO_SEQ(g->error_info)));
+	json_object_object_add(
+		o, "cause",
+		json_object_new_string(gba_stat_cause(g->error_info)));
+	json_object_object_add(
+		o, "text",
+		json_object_new_string(gba_strerror_info(g->error_info)));
+	json_object_object_add(
+		o, "member",
+		json_object_new_int64(GBA_ERROR_INFO_MEMBER(g->error_info)));
+	json_object_object_add(
+		o, "seq",
+		json_object_new_int64(GBA_ERROR_INFO_SEQ(g->error_info)));
 	return o;
 }
 
@@ -102,11 +108,11 @@ static json_object *json_group(const struct gba_group_info *g)
 			       json_object_new_int64(g->attached));
 	json_object_object_add(o, "seq",
 			       json_object_new_int64(gba_stat_seq(g)));
-	json_object_object_add(o, "release_seq",
-			       json_object_new_int64((int64_t)(uint32_t)
-						     g->release_seq));
-	json_object_object_add(o, "arrived",
-			       json_object_new_int64((int64_t)g->arrival_count));
+	json_object_object_add(
+		o, "release_seq",
+		json_object_new_int64((int64_t)(uint32_t)g->release_seq));
+	json_object_object_add(
+		o, "arrived", json_object_new_int64((int64_t)g->arrival_count));
 	json_object_object_add(o, "state",
 			       json_object_new_string(gba_stat_state(g)));
 	json_hex(o, "control", g->control, 1);
@@ -132,17 +138,15 @@ static json_object *json_ep(const struct gba_eng_ep_info *e)
 	json_object_object_add(o, "pid", json_object_new_int64(e->pid));
 	json_object_object_add(o, "ep", json_object_new_int64(e->ep_id));
 	json_object_object_add(o, "alive", json_object_new_boolean(e->alive));
-	json_object_object_add(o, "slots", e->valid ? json_object_new_int64(
-								e->slots)
-						    : NULL);
-	json_object_object_add(o, "pending", e->valid ? json_object_new_int64(
-								  e->pending)
-						      : NULL);
+	json_object_object_add(
+		o, "slots", e->valid ? json_object_new_int64(e->slots) : NULL);
+	json_object_object_add(o, "pending",
+			       e->valid ? json_object_new_int64(e->pending)
+					: NULL);
 	return o;
 }
 
-int gba_stat_print_json(FILE *out, const struct gba_stat_snap *snap,
-			int pretty)
+int gba_stat_print_json(FILE *out, const struct gba_stat_snap *snap, int pretty)
 {
 	json_object *root = json_object_new_object(), *a;
 	size_t i;
@@ -171,7 +175,8 @@ int gba_stat_print_json(FILE *out, const struct gba_stat_snap *snap,
 			      root, (pretty ? JSON_C_TO_STRING_PRETTY |
 						      JSON_C_TO_STRING_SPACED
 					    : JSON_C_TO_STRING_PLAIN) |
-					   JSON_C_TO_STRING_NOSLASHESCAPE)) < 0;
+					    JSON_C_TO_STRING_NOSLASHESCAPE)) <
+	      0;
 	json_object_put(root);
 	return ret || fflush(out) ? -1 : 0;
 }

@@ -1,13 +1,14 @@
 /*
  * gba_stat: the text output, in columns (gba_stat.h).
  *
- *   device emu /gba-emu-1000: ID 0x47424130 VERSION 1, 32 groups, 708 members max
- *   GROUP GROUP_ID   JOB              MEMBERS ATTACHED SEQ ARRIVED STATE   ERROR
- *       0 0x9a1c33f0 3d6e0c2b2f41a9c8       3        3   1     2/3 waiting none
+ *   device emu /gba-emu-1000: ID 0x47424130 VERSION 1, 32 groups, 708 members
+ * max GROUP GROUP_ID   JOB              MEMBERS ATTACHED SEQ ARRIVED STATE
+ * ERROR 0 0x9a1c33f0 3d6e0c2b2f41a9c8       3        3   1     2/3 waiting none
  *         absent: member 2 (pid 4244)
  *
- *   ENDPOINT                                      JOB              PID   EP ALIVE SLOTS PENDING
- *   gba-fab-1000-3d6e0c2b2f41a9c8-4245-0          3d6e0c2b2f41a9c8 4245  0 yes     256       0
+ *   ENDPOINT                                      JOB              PID   EP
+ * ALIVE SLOTS PENDING gba-fab-1000-3d6e0c2b2f41a9c8-4245-0 3d6e0c2b2f41a9c8
+ * 4245  0 yes     256       0
  */
 #include "config.h"
 
@@ -28,8 +29,7 @@ static void text_job(char *buf, size_t len, uint64_t job)
 		snprintf(buf, len, "%-16s", "-");
 }
 
-static void text_group(FILE *out, const struct gba_group_info *g,
-		       char *absent)
+static void text_group(FILE *out, const struct gba_group_info *g, char *absent)
 {
 	char job[20], arrived[24];
 
@@ -89,13 +89,13 @@ static void text_eps(FILE *out, const struct gba_stat_snap *snap)
 		e = &snap->eps[i];
 		text_job(job, sizeof(job), e->job);
 		if (e->valid)
-			fprintf(out, "%-40s %s %7u %4u %-5s %5u %7u\n",
-				e->name, job, e->pid, e->ep_id,
-				e->alive ? "yes" : "no", e->slots, e->pending);
+			fprintf(out, "%-40s %s %7u %4u %-5s %5u %7u\n", e->name,
+				job, e->pid, e->ep_id, e->alive ? "yes" : "no",
+				e->slots, e->pending);
 		else
-			fprintf(out, "%-40s %s %7u %4u %-5s %5s %7s\n",
-				e->name, job, e->pid, e->ep_id,
-				e->alive ? "yes" : "no", "-", "-");
+			fprintf(out, "%-40s %s %7u %4u %-5s %5s %7s\n", e->name,
+				job, e->pid, e->ep_id, e->alive ? "yes" : "no",
+				"-", "-");
 	}
 }
 
@@ -108,8 +108,8 @@ int gba_stat_print_text(FILE *out, const struct gba_stat_snap *snap)
 		", %u groups, %u members max\n",
 		a->backend, a->path, a->id, a->version, a->num_groups,
 		a->max_members);
-	fprintf(out, "this job: %016" PRIx64 " (%s)\n",
-		snap->self_job, snap->self_job_key);
+	fprintf(out, "this job: %016" PRIx64 " (%s)\n", snap->self_job,
+		snap->self_job_key);
 	if (snap->show_groups) {
 		fprintf(out, "\n");
 		text_groups(out, snap);

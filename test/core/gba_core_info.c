@@ -166,10 +166,10 @@ Test(info, long_list_is_cut)
 		     GBA_MAX_MEMBERS - 1);
 	n = strlen(buf);
 	cr_expect_lt(n, sizeof(buf));
-	cr_expect(!strncmp(buf, "member 0 (not attached), member 1 ", 34),
-		  "%s", buf);
-	cr_expect(n > 18 && !strcmp(buf + n - 18, ", ... (707 absent)"),
-		  "%s", buf);
+	cr_expect(!strncmp(buf, "member 0 (not attached), member 1 ", 34), "%s",
+		  buf);
+	cr_expect(n > 18 && !strcmp(buf + n - 18, ", ... (707 absent)"), "%s",
+		  buf);
 	gba_group_leave(g);
 }
 

@@ -659,9 +659,9 @@ UCT_GBA_API ucs_status_t uct_gba_group_test(uct_gba_group_h group, uint32_t seq)
  * (member ids and pids, as gba_stat(1) shows them).  A timeout is a
  * warning (shown at UCX's default log level; the caller may wait again),
  * a failure an error. */
-static UCS_F_NOINLINE void
-uct_gba_group_wait_failed(uct_gba_group_t *group, uint32_t seq, int timeout_ms,
-                          int err)
+static UCS_F_NOINLINE void uct_gba_group_wait_failed(uct_gba_group_t *group,
+                                                     uint32_t seq,
+                                                     int timeout_ms, int err)
 {
     char absent[UCT_GBA_ABSENT_LOG_LEN];
 
