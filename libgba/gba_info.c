@@ -40,6 +40,7 @@ static void info_book(struct gba_dev *dev, unsigned g,
 	const struct gba_book_group *bg = &dev->book->group[g];
 	unsigned m, n = info->member_count;
 
+	info->table = 1;
 	info->in_use = bg->state != GBA_BOOK_FREE;
 	if (!info->in_use)
 		return;
@@ -119,7 +120,10 @@ int gba_group_info_absent(const struct gba_group_info *info, char *buf,
 
 		if (!info_bit(info->member_mask, m) || mi->arrived)
 			continue;
-		if (!mi->pid)
+		if (!info->table)
+			k = snprintf(one, sizeof(one), "%smember %u",
+				     off ? ", " : "", m);
+		else if (!mi->pid)
 			k = snprintf(one, sizeof(one),
 				     "%smember %u (not attached)",
 				     off ? ", " : "", m);

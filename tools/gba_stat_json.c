@@ -60,7 +60,10 @@ static json_object *json_member(const struct gba_group_info *g, unsigned m)
 				       json_object_new_int64(mi->pid));
 	else
 		json_object_object_add(o, "pid", NULL);
-	json_object_object_add(o, "alive", json_object_new_boolean(mi->alive));
+	/* null: unknown (a device without a control-plane table) */
+	json_object_object_add(o, "alive",
+			       g->table ? json_object_new_boolean(mi->alive)
+					: NULL);
 	json_object_object_add(o, "arrived",
 			       json_object_new_boolean(mi->arrived));
 	return o;
@@ -105,7 +108,8 @@ static json_object *json_group(const struct gba_group_info *g)
 	json_object_object_add(o, "member_count",
 			       json_object_new_int64(g->member_count));
 	json_object_object_add(o, "attached",
-			       json_object_new_int64(g->attached));
+			       g->table ? json_object_new_int64(g->attached)
+					: NULL);
 	json_object_object_add(o, "seq",
 			       json_object_new_int64(gba_stat_seq(g)));
 	json_object_object_add(

@@ -31,13 +31,17 @@ static void text_job(char *buf, size_t len, uint64_t job)
 
 static void text_group(FILE *out, const struct gba_group_info *g, char *absent)
 {
-	char job[20], arrived[24];
+	char job[20], arrived[24], attached[12];
 
 	text_job(job, sizeof(job), g->job);
 	snprintf(arrived, sizeof(arrived), "%" PRIu64 "/%u", g->arrival_count,
 		 g->member_count);
-	fprintf(out, "%5u 0x%08x %s %7u %8u %10" PRIu32 " %7s %-8s %s\n",
-		g->index, g->group_id, job, g->member_count, g->attached,
+	if (g->table)
+		snprintf(attached, sizeof(attached), "%u", g->attached);
+	else
+		snprintf(attached, sizeof(attached), "-");
+	fprintf(out, "%5u 0x%08x %s %7u %8s %10" PRIu32 " %7s %-8s %s\n",
+		g->index, g->group_id, job, g->member_count, attached,
 		gba_stat_seq(g), arrived, gba_stat_state(g),
 		gba_stat_cause(g->error_info));
 	if (g->absent) {

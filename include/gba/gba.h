@@ -221,7 +221,8 @@ struct gba_member_info {
  */
 struct gba_group_info {
 	uint32_t index;		/* hardware group 0..num_groups-1 */
-	uint32_t in_use;	/* 1: allocated in the table (0: free) */
+	uint32_t in_use;	/* 1: allocated in the table (0: free);
+				   without a table: CONTROL.ENABLE */
 	/* registers */
 	uint32_t group_id;	/* GROUP_ID */
 	uint32_t member_count;	/* MEMBER_COUNT */
@@ -232,7 +233,13 @@ struct gba_group_info {
 	uint64_t error_info;	/* ERROR_INFO (GBA_ERROR_INFO_*) */
 	uint64_t member_mask[GBA_MASK_WORDS];
 	uint64_t arrived_mask[GBA_MASK_WORDS];
-	/* control-plane table (all 0 on a device without one) */
+	/*
+	 * control-plane table: table is 1 when the device has one (emu, hw
+	 * with the driver's table); 0: the fields below are all 0 and the
+	 * members' processes unknown (in_use then says CONTROL.ENABLE)
+	 */
+	uint32_t table;
+	uint32_t reserved;
 	uint64_t key;		/* rendezvous key, scoped to the job */
 	uint64_t job;		/* gba_job_id() of the job that allocated
 				   it; 0: unknown (allocated by an older
@@ -262,7 +269,8 @@ int gba_dev_group_info(struct gba_dev *dev, unsigned index,
  * gba_group_info_absent - format the members of @info that a barrier in
  * progress waits for (info->absent of them) for a log line, as
  * "member 2 (pid 4243), member 3 (pid 4244, dead), member 5 (not
- * attached)", into @buf (@len bytes, NUL-terminated; when too short, cut
+ * attached)" ("member 2" alone on a device without a control-plane
+ * table), into @buf (@len bytes, NUL-terminated; when too short, cut
  * after a member with ", ... (N absent)", N the count of all; 64 bytes
  * or more hold at least one member); "none" when no barrier is in
  * progress or nobody is absent.
