@@ -6,7 +6,7 @@
  * of one host:
  *
  *   - every endpoint owns a receive queue in POSIX shared memory
- *     ("/gba-fab-<uid>-<pid>-<ep_id>", owner-only), a bounded
+ *     ("/gba-fab-<uid>-<job>-<pid>-<ep_id>", owner-only), a bounded
  *     multi-producer ring of GBA_ENG_SLOT_SIZE-byte slots; a sender
  *     claims a slot with one compare-and-swap, fills it and publishes it
  *     with a release store; the owner polls its next slot (one load);
