@@ -80,7 +80,13 @@ struct gba_book_group {
 	uint32_t member_count;
 	uint32_t group_id;	/* value programmed into GROUP_ID */
 	uint32_t attached;	/* number of non-zero slots */
-	uint64_t reserved[5];
+	/*
+	 * gba_job_id() of the process that allocated the group (for
+	 * gba_dev_group_info), 0 when unknown.  Was reserved[0], always 0:
+	 * no layout change, an image of an older library reads "unknown".
+	 */
+	uint64_t job;
+	uint64_t reserved[4];
 	_Atomic uint64_t slot[GBA_MAX_MEMBERS];
 } __attribute__((aligned(GBA_CACHE_LINE)));
 

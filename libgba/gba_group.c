@@ -89,6 +89,7 @@ static void group_free(struct gba_dev *dev, unsigned g)
 	bg->attached = 0;
 	bg->member_count = 0;
 	bg->group_id = 0;
+	bg->job = 0;
 	bg->key = 0;
 	bg->state = GBA_BOOK_FREE;
 }
@@ -212,6 +213,7 @@ static int group_find_or_alloc(struct gba_dev *dev,
 	bg->key = attr->key;
 	bg->member_count = attr->member_count;
 	bg->group_id = key_group_id(attr->key);
+	bg->job = gba_job_id();
 	bg->attached = 0;
 	bg->state = GBA_BOOK_ALLOCATED;
 	*gp = g;

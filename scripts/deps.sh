@@ -15,7 +15,8 @@
 # (configure --enable-fuzzing, fuzz/).  environment-modules loads the
 # installed modulefile in test/install/installed.sh (Lmod, which Debian
 # offers instead of it, reads the same file).  gnuplot-nox draws the
-# figures of `make bench` (bench/plot_bench.sh).
+# figures of `make bench` (bench/plot_bench.sh).  libjson-c-dev builds
+# gba_stat's --json output; jq reads it in test/core/gba_stat.sh.
 set -e
 SUDO=
 [ "$(id -u)" = 0 ] || SUDO=sudo
@@ -23,7 +24,7 @@ PKGS="build-essential autoconf automake libtool pkg-config
       libfabric-dev libfabric-bin uthash-dev libcriterion-dev
       openmpi-bin libopenmpi-dev mpich libmpich-dev gfortran valgrind gdb
       libucx-dev ucx-utils dpkg-dev xz-utils libnuma-dev libibverbs-dev
-      clang libclang-rt-14-dev environment-modules gnuplot-nox"
+      clang libclang-rt-14-dev environment-modules gnuplot-nox libjson-c-dev jq"
 
 update=
 # deb-src entries: keep any the machine has; otherwise mirror the deb ones.

@@ -203,6 +203,91 @@ int gba_group_diag(const struct gba_group *grp, struct gba_group_diag *diag);
 /* gba_strerror_info - text for an ERROR_INFO cause (GBA_ERR_*). */
 const char *gba_strerror_info(uint64_t error_info);
 
+/* Inspection (read-only: gba_stat(1)) ------------------------------------ */
+
+/* A member of a group as the control-plane table records it. */
+struct gba_member_info {
+	int32_t pid;		/* attached process, 0 = not attached */
+	uint8_t alive;		/* 1: that process lives (same start time) */
+	uint8_t arrived;	/* 1: its ARRIVED_MASK bit is set */
+	uint8_t reserved[2];
+};
+
+/*
+ * What gba_dev_group_info() reports of hardware group @index: its
+ * registers, read through the backend (hw and emu alike), and its entry
+ * of the control-plane table.  A snapshot read without the control-plane
+ * lock: a join or leave running at the same time may show half done.
+ */
+struct gba_group_info {
+	uint32_t index;		/* hardware group 0..num_groups-1 */
+	uint32_t in_use;	/* 1: allocated in the table (0: free);
+				   without a table: CONTROL.ENABLE */
+	/* registers */
+	uint32_t group_id;	/* GROUP_ID */
+	uint32_t member_count;	/* MEMBER_COUNT */
+	uint64_t arrival_count;	/* ARRIVAL_COUNT: arrived in the epoch */
+	uint64_t release_seq;	/* RELEASE_SEQ: last released sequence */
+	uint64_t control;	/* CONTROL (GBA_CTRL_*) */
+	uint64_t status;	/* STATUS (GBA_STATUS_*) */
+	uint64_t error_info;	/* ERROR_INFO (GBA_ERROR_INFO_*) */
+	uint64_t member_mask[GBA_MASK_WORDS];
+	uint64_t arrived_mask[GBA_MASK_WORDS];
+	/*
+	 * control-plane table: table is 1 when the device has one (emu, hw
+	 * with the driver's table); 0: the fields below are all 0 and the
+	 * members' processes unknown (in_use then says CONTROL.ENABLE)
+	 */
+	uint32_t table;
+	uint32_t reserved;
+	uint64_t key;		/* rendezvous key, scoped to the job */
+	uint64_t job;		/* gba_job_id() of the job that allocated
+				   it; 0: unknown (allocated by an older
+				   library) */
+	uint32_t attached;	/* members attached */
+	uint32_t absent;	/* members in MEMBER_MASK not arrived, while
+				   a barrier is in progress (0 < ARRIVAL_COUNT
+				   < MEMBER_COUNT); else 0 */
+	/* member[m] for m < member_count (at most GBA_MAX_MEMBERS) */
+	struct gba_member_info member[GBA_MAX_MEMBERS];
+};
+
+/*
+ * gba_dev_group_info - inspect hardware group @index of @dev (any group,
+ * not only this process's: a status tool's view).  @info (about 8 KiB)
+ * is filled for a free group too (in_use 0, its registers as they are).
+ * Reads registers and the table only: no lock, no store, the data path of
+ * the group's members is not disturbed; liveness of each attached pid
+ * costs one read of /proc/PID/stat.
+ * Returns 0, or -EINVAL (NULL @dev or @info, @index not below the
+ * device's NUM_GROUPS).
+ */
+int gba_dev_group_info(struct gba_dev *dev, unsigned index,
+		       struct gba_group_info *info);
+
+/*
+ * gba_group_info_absent - format the members of @info that a barrier in
+ * progress waits for (info->absent of them) for a log line, as
+ * "member 2 (pid 4243), member 3 (pid 4244, dead), member 5 (not
+ * attached)" ("member 2" alone on a device without a control-plane
+ * table), into @buf (@len bytes, NUL-terminated; when too short, cut
+ * after a member with ", ... (N absent)", N the count of all; 64 bytes
+ * or more hold at least one member); "none" when no barrier is in
+ * progress or nobody is absent.
+ * Returns the number of absent members, or -EINVAL (NULL @info or @buf,
+ * @len 0).
+ */
+int gba_group_info_absent(const struct gba_group_info *info, char *buf,
+			  size_t len);
+
+/*
+ * gba_group_absent - the same for this process's group @grp (reads
+ * gba_dev_group_info of its hardware group: slow path, for the log line
+ * of a barrier that failed or timed out).  Returns as
+ * gba_group_info_absent, or -ENOMEM.
+ */
+int gba_group_absent(const struct gba_group *grp, char *buf, size_t len);
+
 /*
  * gba_last_error - text for @err (a negative errno) returned by this
  * thread's last call to gba_dev_open, gba_eng_ep_open, gba_eng_peer_get,

@@ -6,7 +6,7 @@
  * of one host:
  *
  *   - every endpoint owns a receive queue in POSIX shared memory
- *     ("/gba-fab-<uid>-<pid>-<ep_id>", owner-only), a bounded
+ *     ("/gba-fab-<uid>-<job>-<pid>-<ep_id>", owner-only), a bounded
  *     multi-producer ring of GBA_ENG_SLOT_SIZE-byte slots; a sender
  *     claims a slot with one compare-and-swap, fills it and publishes it
  *     with a release store; the owner polls its next slot (one load);
@@ -322,6 +322,38 @@ void gba_eng_ep_close(struct gba_eng_ep *ep);
  * Returns 0, -ENOENT (none), -EINVAL, or the errno of open.
  */
 int gba_eng_ep_find(uint32_t ep_id, struct gba_addr *addr);
+
+/* An endpoint's receive queue as gba_eng_ep_list() finds it. */
+struct gba_eng_ep_info {
+	char name[64];		/* its /dev/shm file, "gba-fab-<uid>-<job>-
+				   <pid>-<ep_id>" */
+	uint64_t job;		/* gba_job_id() of the owner's job */
+	uint32_t pid;		/* owner process */
+	uint32_t ep_id;		/* endpoint number in that process */
+	int alive;		/* 1: the owner holds the queue (its
+				   endpoint is open); 0: a dead process's
+				   leftover, unlinked by the next endpoint
+				   opened */
+	int valid;		/* 1: a well-formed queue (slots, pending
+				   read); 0: unreadable or being created */
+	uint32_t slots;		/* queue depth in slots */
+	uint32_t pending;	/* entries published, not yet consumed */
+};
+
+/*
+ * gba_eng_ep_list - call @cb(@info, @arg) for every receive queue of this
+ * user's endpoints on this host, of every job, in no particular order (a
+ * status tool's view: gba_stat(1)).  @info is valid during the call.
+ * Liveness is the test the reaper uses: the owner holds a shared flock
+ * on the file for its endpoint's life, so an exclusive one is refused;
+ * for a dead owner's file the exclusive lock is held for an instant.
+ * Reads only the queue's header and each slot's sequence word (no store,
+ * owner-only files of this user only).  A non-zero return of @cb stops
+ * the walk.  Returns 0, @cb's non-zero return, -EINVAL (NULL @cb), or
+ * the errno of opendir(/dev/shm).
+ */
+int gba_eng_ep_list(int (*cb)(const struct gba_eng_ep_info *info, void *arg),
+		    void *arg);
 
 /* gba_eng_ep_addr - the endpoint's address. */
 const struct gba_addr *gba_eng_ep_addr(const struct gba_eng_ep *ep);

@@ -251,3 +251,58 @@ Test(hw, join_programs_registers_and_barrier_completes)
 	gba_dev_close(dev);
 	munmap(fs.img, GBA_BOOK_END);
 }
+
+/*
+ * gba_dev_group_info through the hw backend, on a register image without
+ * the control-plane table: the registers as the file holds them (a group
+ * of 4 with member 1 arrived and a BAD_SEQ error), no processes.
+ */
+Test(hw, group_info_registers_only)
+{
+	uint64_t base = GBA_GROUP_REG_BASE(3), v;
+	struct gba_group_info *info = malloc(sizeof(*info));
+	struct gba_dev *dev;
+	uint32_t v32;
+	char buf[128];
+	int fd;
+
+	cr_assert_not_null(info);
+	make_file(GBA_BAR_SIZE, GBA_ID_MAGIC, 1);
+	fd = open(path, O_RDWR);
+	cr_assert_geq(fd, 0);
+#define PUT64(off, val)                                              \
+	do {                                                         \
+		v = (val);                                           \
+		cr_assert_eq(pwrite(fd, &v, 8, (off)), 8);           \
+	} while (0)
+	v32 = 0xabc;
+	cr_assert_eq(pwrite(fd, &v32, 4, base + GBA_GROUP_ID), 4);
+	v32 = 4;
+	cr_assert_eq(pwrite(fd, &v32, 4, base + GBA_MEMBER_COUNT), 4);
+	PUT64(base + GBA_ARRIVAL_COUNT, 1);
+	PUT64(base + GBA_MEMBER_MASK(0), 0xf);
+	PUT64(base + GBA_CONTROL, GBA_CTRL_ENABLE | GBA_CTRL_ARM);
+	PUT64(base + GBA_STATUS, GBA_STATUS_READY | GBA_STATUS_ERROR);
+	PUT64(base + GBA_ARRIVED_MASK(0), 0x2);
+	PUT64(base + GBA_ERROR_INFO,
+	      GBA_ERROR_INFO_VALUE(GBA_ERR_BAD_SEQ, 1, 7));
+#undef PUT64
+	close(fd);
+
+	cr_assert_eq(gba_dev_open(path, &dev), 0);
+	cr_assert_eq(gba_dev_group_info(dev, 3, info), 0);
+	cr_expect_eq(info->table, 0);
+	cr_expect_eq(info->in_use, 1, "CONTROL.ENABLE");
+	cr_expect_eq(info->group_id, 0xabc);
+	cr_expect_eq(info->member_count, 4);
+	cr_expect_eq(info->arrival_count, 1);
+	cr_expect_eq(info->absent, 3);
+	cr_expect_eq(GBA_ERROR_INFO_CAUSE(info->error_info), GBA_ERR_BAD_SEQ);
+	cr_expect_eq(gba_group_info_absent(info, buf, sizeof(buf)), 3);
+	cr_expect_str_eq(buf, "member 0, member 2, member 3");
+	cr_assert_eq(gba_dev_group_info(dev, 2, info), 0);
+	cr_expect_eq(info->in_use, 0);
+	cr_expect_eq(gba_dev_group_info(dev, GBA_MAX_GROUPS, info), -EINVAL);
+	gba_dev_close(dev);
+	free(info);
+}

@@ -10,8 +10,9 @@
 #   - the modulefile, with Environment Modules or Lmod, whichever is
 #     installed (else not tried): `module load gba` in a shell (a copy of the staged
 #     modulefile pointed at the staging directory), then fi_info -p gba,
-#     ucx_info -d (the gba transport), man -w fi_gba and gba_demo from
-#     PATH; `module unload gba` restores the environment.
+#     ucx_info -d (the gba transport), man -w fi_gba, gba_demo,
+#     man -w gba_stat and gba_stat --help from PATH; `module unload gba`
+#     restores the environment.
 set -u
 top_builddir=${top_builddir:-.}
 top_srcdir=${top_srcdir:-$(dirname "$0")/../..}
@@ -110,6 +111,8 @@ module_check() {
 		ucx_info -d | grep -q "Transport: gba" || exit 3
 		man -w fi_gba || exit 4
 		command -v gba_demo || exit 5
+		man -w gba_stat || exit 6
+		gba_stat --help | grep -q "^Usage: gba_stat" || exit 7
 		module unload gba
 		case ${LD_PRELOAD:-} in *libuct_gba*) ;; *) LD_PRELOAD= ;; esac
 		echo "after unload: LD_PRELOAD=${LD_PRELOAD:-} FI_PROVIDER_PATH=${FI_PROVIDER_PATH:-}"

@@ -9,6 +9,7 @@
  * Each test uses a private emulated device image (coll_setup).  The
  * test with a forked member process is in coll_mp_test.c.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -415,11 +416,49 @@ Test(coll, triggered_barrier_chain)
 	pair_close(&p);
 }
 
-/* FI_GBA_BARRIER_TIMEOUT: a lonely barrier completes with FI_ETIMEDOUT. */
+/*
+ * FI_GBA_BARRIER_TIMEOUT: a lonely barrier completes with FI_ETIMEDOUT,
+ * and the provider's warning names the member it waited for (gba_stat(1)
+ * shows the same list).
+ */
 static void timeout_setup(void)
 {
 	setenv("FI_GBA_BARRIER_TIMEOUT", "200", 1);
+	setenv("FI_LOG_LEVEL", "warn", 1);
 	coll_setup();
+}
+
+/* Send stderr (fd 2) to a temporary file; returns the saved fd 2. */
+static int stderr_to(FILE **filep)
+{
+	int saved;
+
+	fflush(stderr);
+	*filep = tmpfile();
+	cr_assert_not_null(*filep);
+	saved = dup(2);
+	cr_assert_geq(saved, 0);
+	cr_assert_geq(dup2(fileno(*filep), 2), 0);
+	return saved;
+}
+
+/* Restore fd 2 and return what was written to @file (malloc'd). */
+static char *stderr_back(FILE *file, int saved)
+{
+	static const size_t max = 64 * 1024;
+	char *text = calloc(1, max);
+	size_t n;
+
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	cr_assert_not_null(text);
+	rewind(file);
+	n = fread(text, 1, max - 1, file);
+	text[n] = '\0';
+	fclose(file);
+	fputs(text, stderr); /* still in the test's log */
+	return text;
 }
 
 Test(coll_timeout, barrier_times_out, .init = timeout_setup,
@@ -431,12 +470,24 @@ Test(coll_timeout, barrier_times_out, .init = timeout_setup,
 	struct pair p;
 	int x;
 
+	char absent[64], *log;
+	FILE *logf;
+	int saved;
+
 	pair_open(&p);
+	saved = stderr_to(&logf);
 	t0 = prov_now_ms();
 	cr_assert_eq(fi_barrier(p.a.ep, fi_mc_addr(p.mc_a), &x), 0);
 	while (poll_cq(p.a.cq, 1, &e) == 0)
 		cr_assert_lt(prov_now_ms() - t0, 10000, "no timeout");
 	cr_expect_geq(prov_now_ms() - t0, 200);
+	log = stderr_back(logf, saved);
+	/* b, the other member, is this process and never arrived */
+	snprintf(absent, sizeof(absent), "(pid %d)", (int)getpid());
+	cr_expect(strstr(log, "Connection timed out; absent: member ") &&
+			  strstr(log, absent),
+		  "the timeout warning names the absent member: %s", log);
+	free(log);
 	memset(&err, 0, sizeof(err));
 	err.err_data = &info;
 	err.err_data_size = sizeof(info);

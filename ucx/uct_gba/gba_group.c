@@ -40,6 +40,7 @@
 #include <ucs/debug/log.h>
 #include <ucs/debug/memtrack_int.h>
 #include <ucs/sys/compiler_def.h>
+#include <ucs/sys/string.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <string.h>
@@ -48,6 +49,9 @@
 /* The module is built with -fvisibility=hidden: the API of uct_gba.h is
  * exported explicitly */
 #define UCT_GBA_API __attribute__((visibility("default")))
+
+/* Bytes of the absent-member list in a failed barrier's log line */
+#define UCT_GBA_ABSENT_LOG_LEN 512
 
 /* Key id of a group window's remote key: apart from the memory domain's
  * registrations (counted from 1) */
@@ -651,6 +655,33 @@ UCT_GBA_API ucs_status_t uct_gba_group_test(uct_gba_group_h group, uint32_t seq)
     return uct_gba_group_poll_status(gba_group_test(group->grp, seq));
 }
 
+/* Log a barrier that failed or timed out, with the members it waits for
+ * (member ids and pids, as gba_stat(1) shows them).  A timeout is a
+ * warning (shown at UCX's default log level; the caller may wait again),
+ * a failure an error. */
+static UCS_F_NOINLINE void uct_gba_group_wait_failed(uct_gba_group_t *group,
+                                                     uint32_t seq,
+                                                     int timeout_ms, int err)
+{
+    char absent[UCT_GBA_ABSENT_LOG_LEN];
+
+    if (gba_group_absent(group->grp, absent, sizeof(absent)) < 0) {
+        ucs_strncpy_zero(absent, "unknown", sizeof(absent));
+    }
+
+    if (err == -ETIMEDOUT) {
+        ucs_warn("gba: barrier %u on group %u (member %u of %u) timed out "
+                 "after %d ms; absent: %s",
+                 seq, group->index, group->member_id, group->member_count,
+                 timeout_ms, absent);
+    } else {
+        ucs_error("gba: barrier %u on group %u (member %u of %u) failed: "
+                  "%s; absent: %s",
+                  seq, group->index, group->member_id, group->member_count,
+                  strerror(-err), absent);
+    }
+}
+
 UCT_GBA_API ucs_status_t uct_gba_group_wait(uct_gba_group_h group, uint32_t seq,
                                             int timeout_ms)
 {
@@ -661,6 +692,9 @@ UCT_GBA_API ucs_status_t uct_gba_group_wait(uct_gba_group_h group, uint32_t seq,
     }
 
     ret = gba_group_wait(group->grp, seq, timeout_ms);
+    if (ucs_unlikely(ret < 0)) {
+        uct_gba_group_wait_failed(group, seq, timeout_ms, ret);
+    }
     /* 0: released (gba_group_test's 1) */
     return uct_gba_group_poll_status((ret == 0) ? 1 : ret);
 }

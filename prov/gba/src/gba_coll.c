@@ -28,6 +28,7 @@
 
 #include <errno.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -52,6 +53,8 @@ struct gba_coll_done {
 };
 
 #define GBA_COLL_BATCH 16
+/* Bytes of the absent-member list in a failed barrier's log line. */
+#define GBA_ABSENT_LOG_LEN 512
 
 /* The collective of @ep whose coll_addr is @coll_addr, or NULL.  Locked. */
 static struct gba_mc *gba_mc_find(struct gba_ep *ep, fi_addr_t coll_addr)
@@ -79,17 +82,21 @@ static void gba_mc_arrive(struct gba_mc *mc)
 static void gba_mc_fail(struct gba_mc *mc, int err)
 {
 	struct gba_group_diag diag = {0};
+	char absent[GBA_ABSENT_LOG_LEN];
 
 	mc->error = -gba_errno_to_fi(err);
 	mc->prov_errno = -err;
 	if (!gba_group_diag(mc->grp, &diag))
 		mc->error_info = diag.error_info;
+	/* who the barrier waits for: member ids and pids (gba_stat(1)) */
+	if (gba_group_absent(mc->grp, absent, sizeof(absent)) < 0)
+		snprintf(absent, sizeof(absent), "unknown");
 	FI_WARN(&gba_prov, FI_LOG_EP_DATA,
 		"barrier on group %u (member %u of %u, sequence %u) failed: "
-		"%s; ERROR_INFO 0x%llx (%s); the collective is unusable, "
-		"close it and join again\n",
+		"%s; absent: %s; ERROR_INFO 0x%llx (%s); the collective is "
+		"unusable, close it and join again\n",
 		diag.index, mc->member_id, mc->member_count, mc->seq,
-		strerror(-err), (unsigned long long)mc->error_info,
+		strerror(-err), absent, (unsigned long long)mc->error_info,
 		gba_strerror_info(mc->error_info));
 }
 
