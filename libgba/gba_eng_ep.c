@@ -44,6 +44,7 @@ int gba_eng_ep_open(const struct gba_eng_ep_attr *attr,
 	int ret;
 
 	gba_err_clear();
+	gba_fault_init();
 	if (!attr || !epp || !attr->ops || !attr->ops->recv ||
 	    !attr->ops->complete || !attr->ops->mr_lookup)
 		return -EINVAL;

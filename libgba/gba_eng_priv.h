@@ -21,6 +21,7 @@
 #include <uthash.h>
 
 #include <gba/gba_eng.h>
+#include <gba/gba_fault.h>
 
 #define GBA_ENG_RING_MAGIC 0x474241464142ULL /* "GBAFAB" */
 #define GBA_ENG_RING_VERSION 2
@@ -208,6 +209,7 @@ gba_eng_ring_claim(struct gba_eng_ring *ring, uint32_t nslots, uint64_t *posp)
 
 static inline void gba_eng_ring_publish(struct gba_eng_slot *slot, uint64_t pos)
 {
+	gba_fault(GBA_FAULT_SLOT);
 	atomic_store_explicit(&slot->hdr.seq, pos + 1, memory_order_release);
 }
 

@@ -230,6 +230,7 @@ static int send_slots(struct gba_eng_ep *ep, struct gba_eng_peer *peer,
 	slot->hdr.tag = tag;
 	slot->hdr.data = data;
 	iov_cur_read(&cur, slot->payload, GBA_ENG_INLINE);
+	gba_fault(GBA_FAULT_CHUNK);
 	left = len - GBA_ENG_INLINE;
 	for (i = 1; i < n; i++, left -= take) {
 		take = left < GBA_ENG_EAGER_SLOT ? left : GBA_ENG_EAGER_SLOT;
@@ -576,6 +577,7 @@ static void exec_rma(struct gba_eng_ep *ep, struct gba_eng_slot *slot)
 				&ptr);
 	if (ret)
 		goto out;
+	gba_fault(GBA_FAULT_RMA);
 	if (!hdr->len)
 		goto done;
 	if (put && !(hdr->xflags & GBA_ENG_X_LARGE)) {
