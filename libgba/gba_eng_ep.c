@@ -20,8 +20,13 @@
 #include "gba_backend.h"
 #include "gba_eng_priv.h"
 
-/* Check dead peers at most this often while operations are outstanding. */
+/*
+ * Check dead peers and dead claimers of our queue's slots at most this
+ * often, while operations are outstanding or the queue holds claimed
+ * slots, once every GBA_ENG_CHECK_POLLS idle progress calls.
+ */
 #define GBA_ENG_CHECK_NS (20ULL * 1000 * 1000)
+#define GBA_ENG_CHECK_POLLS 1024
 /*
  * Idle progress calls between two sched_yield once the endpoint talks to
  * more processes than there are online CPUs (they cannot all run at once;
@@ -441,8 +446,9 @@ int gba_eng_poll(struct gba_eng_ep *ep)
 	    __atomic_load_n(&ep->nops, __ATOMIC_RELAXED) ||
 	    __atomic_load_n(&ep->backlog, __ATOMIC_RELAXED))
 		return 1;
-	idle_poll(ep);
-	return 0;
+	/* the next progress call's idle count is a checking one: make it */
+	return (idle_poll(ep) & (GBA_ENG_CHECK_POLLS - 1)) ==
+	       GBA_ENG_CHECK_POLLS - 1;
 }
 
 int gba_eng_progress(struct gba_eng_ep *ep)
@@ -467,14 +473,10 @@ int gba_eng_progress(struct gba_eng_ep *ep)
 			gba_eng_bad_slot(ep, &slot->hdr, "bad slot count");
 		/* a message in several slots: hand back all of them */
 		for (i = span ? span : 1; i-- > 1;)
-			atomic_store_explicit(
-				&rx->slots[(ep->head + i) & ep->rx_mask]
-					 .hdr.seq,
-				ep->head + i + ep->rx_mask + 1,
-				memory_order_release);
-		atomic_store_explicit(&slot->hdr.seq,
-				      ep->head + ep->rx_mask + 1,
-				      memory_order_release);
+			gba_eng_ring_hand_back(
+				&rx->slots[(ep->head + i) & ep->rx_mask],
+				ep->head + i + ep->rx_mask + 1);
+		gba_eng_ring_hand_back(slot, ep->head + ep->rx_mask + 1);
 		__atomic_store_n(&ep->head, ep->head + (span ? span : 1),
 				 __ATOMIC_RELAXED);
 		n++;
@@ -486,12 +488,15 @@ int gba_eng_progress(struct gba_eng_ep *ep)
 		return n;
 	}
 	polls = idle_poll(ep);
-	if ((!ep->nops && !ep->backlog) || (polls & 1023))
+	if ((polls & (GBA_ENG_CHECK_POLLS - 1)) ||
+	    (!ep->nops && !ep->backlog &&
+	     atomic_load_explicit(&rx->tail, memory_order_relaxed) == ep->head))
 		return n;
 	now = gba_now_ns();
 	if (now - ep->last_check_ns >= GBA_ENG_CHECK_NS) {
 		ep->last_check_ns = now;
 		check_peers(ep);
+		gba_eng_ring_skip_dead(ep);
 	}
 	return n;
 }

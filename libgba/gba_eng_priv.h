@@ -15,7 +15,9 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 
 #include <uthash.h>
@@ -213,6 +215,23 @@ static inline void gba_eng_ring_publish(struct gba_eng_slot *slot, uint64_t pos)
 	atomic_store_explicit(&slot->hdr.seq, pos + 1, memory_order_release);
 }
 
+/*
+ * The consumer hands @slot back for position @seq (its next lap), with
+ * the header words a producer writes first cleared: type, iov_count,
+ * xflags and flags, then src_pid and src_ep_id.  So a slot claimed but
+ * never published names its claimer (src_pid) only once this lap's
+ * claimer wrote it, after the slot count of a message in several slots
+ * (gba_eng_ring_skip_dead).
+ */
+static inline void gba_eng_ring_hand_back(struct gba_eng_slot *slot,
+					  uint64_t seq)
+{
+	memset((char *)&slot->hdr + offsetof(struct gba_eng_hdr, type), 0,
+	       offsetof(struct gba_eng_hdr, len) -
+		       offsetof(struct gba_eng_hdr, type));
+	atomic_store_explicit(&slot->hdr.seq, seq, memory_order_release);
+}
+
 /* ---- Endpoint state (gba_eng_ep.c) -------------------------------------- */
 
 struct gba_eng_peer {
@@ -272,6 +291,7 @@ struct gba_eng_ep {
 	uint32_t nprocs;      /* other processes among the peers */
 	uint64_t last_check_ns;
 	uint64_t nbad; /* slots dropped as corrupt */
+	uint64_t nskipped; /* slots of dead claimers skipped */
 };
 
 #define GBA_ENG_OP_NONE 0xffffffffu
@@ -335,6 +355,15 @@ static inline uint32_t gba_eng_slot_span(const struct gba_eng_ep *ep,
 		return 0;
 	return n;
 }
+
+/*
+ * Skip the entries at the head of @ep's queue whose producer claimed
+ * them and died before publishing them (they would stop the queue for
+ * good): hand their slots back, and log it.  An entry whose claimer is
+ * not known yet (it died between its claim and its first store) is
+ * waited for like a live one.  Called by progress's periodic check.
+ */
+void gba_eng_ring_skip_dead(struct gba_eng_ep *ep);
 
 /* ---- gba_eng_xfer.c ---------------------------------------------------- */
 

@@ -220,9 +220,11 @@ static int send_slots(struct gba_eng_ep *ep, struct gba_eng_peer *peer,
 	slot = gba_eng_ring_claim_n(ring, peer->nslots, n, &pos);
 	if (!slot)
 		return 0;
-	gba_eng_hdr_init(ep, &slot->hdr, GBA_ENG_T_MSG);
+	/* the slot count before the claimer's name (gba_eng_ring_skip_dead) */
 	slot->hdr.xflags = GBA_ENG_X_NOANS | GBA_ENG_X_SLOTS;
 	slot->hdr.iov_count = (uint8_t)n;
+	atomic_signal_fence(memory_order_seq_cst);
+	gba_eng_hdr_init(ep, &slot->hdr, GBA_ENG_T_MSG);
 	slot->hdr.status = 0;
 	slot->hdr.op = 0;
 	slot->hdr.flags = flags;

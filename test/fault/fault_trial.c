@@ -11,9 +11,13 @@
  *             member: the barrier's -FI_EIO from the device, a send's
  *             -FI_EPIPE...) or, for a stopped member, its own deadline
  *             (-w ms per wait) expiring; the time from the fault to that
- *             is reported (max over survivors);
+ *             is reported (max over survivors).  A stopped member is then
+ *             killed, as a launcher would once the job failed: what it
+ *             held (a slot of a peer's queue) must not keep the messages
+ *             of live members from the survivors;
  *   timeouts  survivors that ended by their own deadline, not by an error
- *             completion (for a killed member: the provider did not say);
+ *             completion (for a killed member: the provider did not say,
+ *             a failure);
  *   hangs     survivors still running -W ms after the fault (killed);
  *   lost      messages a live member sent in an iteration that a survivor
  *             did not receive, although the survivor waited for them;
@@ -47,8 +51,8 @@
  * (at: the delay in ms, or the pass of the point).  A fault at a point is
  * timed when this process sees the victim die or stop (it looks every
  * 100 us).  Exit status 0 when the fault happened, every survivor
- * detected it and hangs, lost, bad, leftovers and after are all 0; 1
- * otherwise; 2 usage.
+ * detected it and hangs, lost, bad, leftovers and after are all 0 (and
+ * timeouts, for a killed member); 1 otherwise; 2 usage.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -152,11 +156,10 @@ struct member {
 };
 
 /* Record the end of this member's run: error @err at this moment. */
-static int detected(struct member *m, int err)
+static void detected(struct member *m, int err)
 {
 	atomic_store(&m->sh->result[m->rank], err);
 	atomic_store(&m->sh->detect_us[m->rank], (int64_t)ft_now_us());
-	return 10;
 }
 
 /* A completion of iteration @iter: count it, check a message. */
@@ -345,8 +348,9 @@ static int member_run(int rank, int n, void *shared, uint32_t iters)
 		ret = iteration(&m, iter);
 		atomic_store(&sh->iters[rank], iter);
 		if (ret) {
+			detected(&m, ret);
 			count_lost(&m, iter);
-			return detected(&m, ret);
+			return 10;
 		}
 	}
 	return 0;
@@ -492,6 +496,17 @@ static double wait_fault(pid_t pid, long limit_ms)
 	return 0;
 }
 
+/* Has a survivor (not @victim) of @n ended its run? */
+static bool any_detected(struct fault_shared *sh, int n, int victim)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (i != victim && atomic_load(&sh->detect_us[i]))
+			return true;
+	return false;
+}
+
 /* Point named @name (or -1 for "time", -2 none such). */
 static int point_of(const char *name)
 {
@@ -509,6 +524,7 @@ int main(int argc, char **argv)
 {
 	int c, i, victim, stop = -1, survivors = 0, detected_n = 0, hangs = 0;
 	int timeouts = 0, point = -1, after = 0;
+	bool killed = false;
 	unsigned seed = (unsigned)time(NULL) ^ (unsigned)getpid();
 	long delay_max = 200, hang_ms = 10000, delay, passes_max = 40;
 	uint32_t lost = 0, bad = 0, after_iters = 20;
@@ -622,6 +638,11 @@ int main(int argc, char **argv)
 			break;
 		if (pid > 0)
 			continue;
+		if (stop && !killed && survivors < opts.nprocs - 1 &&
+		    any_detected(sh, opts.nprocs, victim)) {
+			kill(pids[victim], SIGKILL);
+			killed = true;
+		}
 		if (fault_us && ft_now_us() - fault_us > hang_ms * 1000.0) {
 			for (i = 0; i < opts.nprocs; i++)
 				if (alive[i] && i != victim) {
@@ -666,7 +687,7 @@ int main(int argc, char **argv)
 	       survivors, detected_n, worst / 1000.0, timeouts, hangs, lost,
 	       bad, c, after, fault_us ? "" : " NO-FAULT");
 	return fault_us && detected_n == opts.nprocs - 1 && !hangs && !lost &&
-			       !bad && !c && !after
+			       !bad && !c && !after && (stop || !timeouts)
 		       ? 0
 		       : 1;
 usage:
