@@ -28,6 +28,11 @@
 #define GBA_ENG_CHECK_NS (20ULL * 1000 * 1000)
 #define GBA_ENG_CHECK_POLLS 1024
 /*
+ * The same once oversubscribed: every 4th yield (a yield may give the CPU
+ * away for a time slice: 1024 idle calls could then last seconds).
+ */
+#define GBA_ENG_CHECK_POLLS_YIELDING 64
+/*
  * Idle progress calls between two sched_yield once the endpoint talks to
  * more processes than there are online CPUs (they cannot all run at once;
  * this process's own endpoints do not count); none before.
@@ -413,6 +418,13 @@ static void check_peers(struct gba_eng_ep *ep)
 
 /* ---- Progress ------------------------------------------------------------ */
 
+/* Idle progress calls between two looks at the clock, minus one. */
+static inline uint32_t check_mask(const struct gba_eng_ep *ep)
+{
+	return ep->oversubscribed ? GBA_ENG_CHECK_POLLS_YIELDING - 1
+				  : GBA_ENG_CHECK_POLLS - 1;
+}
+
 /*
  * An idle progress call: count it, and yield every GBA_ENG_YIELD_POLLS
  * idle calls in a row when oversubscribed.  Returns the count.  The
@@ -447,8 +459,7 @@ int gba_eng_poll(struct gba_eng_ep *ep)
 	    __atomic_load_n(&ep->backlog, __ATOMIC_RELAXED))
 		return 1;
 	/* the next progress call's idle count is a checking one: make it */
-	return (idle_poll(ep) & (GBA_ENG_CHECK_POLLS - 1)) ==
-	       GBA_ENG_CHECK_POLLS - 1;
+	return (idle_poll(ep) & check_mask(ep)) == check_mask(ep);
 }
 
 int gba_eng_progress(struct gba_eng_ep *ep)
@@ -488,7 +499,7 @@ int gba_eng_progress(struct gba_eng_ep *ep)
 		return n;
 	}
 	polls = idle_poll(ep);
-	if ((polls & (GBA_ENG_CHECK_POLLS - 1)) ||
+	if ((polls & check_mask(ep)) ||
 	    (!ep->nops && !ep->backlog &&
 	     atomic_load_explicit(&rx->tail, memory_order_relaxed) == ep->head))
 		return n;

@@ -366,7 +366,7 @@ static void collect(struct trial *t, struct fault_shared *sh)
 		t->timeouts += us && atomic_load(&sh->timed_out[i]);
 		t->lost += atomic_load(&sh->lost[i]);
 		t->bad += atomic_load(&sh->bad[i]);
-		if (us && us - t->fault_us > t->worst_us)
+		if (us && t->fault_us && us - t->fault_us > t->worst_us)
 			t->worst_us = (double)us - t->fault_us;
 		if (atomic_load(&sh->iters[i]) > t->iters)
 			t->iters = atomic_load(&sh->iters[i]);

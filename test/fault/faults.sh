@@ -29,6 +29,11 @@ while [ $t -lt "$trials" ]; do
 	fi:*) bin=$dir/fault_trial ;;
 	ucx:*) bin=$dir/ucx_fault_trial ;;
 	esac
+	if [ ! -x "$bin" ]; then
+		echo "trial $step seed=$s: skipped ($bin not built)"
+		t=$((t + 1))
+		continue
+	fi
 	out=$(timeout -k 5 60 "$bin" -n $n -s $s -P "${step#*:}" -w 2000 \
 		-W 10000 2>&1)
 	rc=$?
