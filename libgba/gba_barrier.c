@@ -315,7 +315,7 @@ int gba_group_test(struct gba_group *grp, uint32_t seq)
 {
 	if (!grp || !grp->dev)
 		return -EINVAL;
-	return group_poll(grp, seq, 255);
+	return group_poll(grp, seq, grp->test_clock_mask);
 }
 
 int gba_group_wait(struct gba_group *grp, uint32_t seq, int timeout_ms)
