@@ -394,6 +394,19 @@ static void peer_died(struct gba_eng_ep *ep, struct gba_eng_peer *peer)
 			gba_eng_op_finish(ep, &ep->optab[i], -EPIPE);
 }
 
+int gba_eng_peer_full(struct gba_eng_ep *ep, struct gba_eng_peer *peer)
+{
+	uint64_t now = gba_now_ns();
+
+	if (now - peer->full_check_ns < GBA_ENG_CHECK_NS)
+		return -EAGAIN;
+	peer->full_check_ns = now;
+	if (!peer_gone(peer))
+		return -EAGAIN;
+	peer_died(ep, peer);
+	return -EPIPE;
+}
+
 /*
  * Fail every operation outstanding at a peer that died or closed, and
  * drop the answers waiting for such a peer's queue (it will never make

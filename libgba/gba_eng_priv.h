@@ -241,6 +241,7 @@ struct gba_eng_peer {
 	uint32_t nslots;	   /* its slots, from the checked mapping */
 	uint32_t nops;		   /* our operations outstanding there */
 	bool dead;
+	uint64_t full_check_ns;	   /* gba_eng_peer_full's last look */
 	UT_hash_handle hh; /* ep->peers, keyed by (pid, ep_id) */
 	uint64_t key;
 };
@@ -299,6 +300,15 @@ struct gba_eng_ep {
 #define GBA_ENG_BAD_LOG_MAX 10
 /* Largest errno an answer's status may carry (negated) */
 #define GBA_ENG_ERRNO_MAX 4095
+
+/*
+ * @peer's queue had no free slot for an operation of @ep (none of whose
+ * records is taken for it): -EAGAIN, or -EPIPE once @peer turns out to
+ * be gone (closed, or its process dead: it will never make room), when
+ * its outstanding operations fail too.  Looks at most every
+ * GBA_ENG_CHECK_NS per peer.
+ */
+int gba_eng_peer_full(struct gba_eng_ep *ep, struct gba_eng_peer *peer);
 
 /* Take an operation record (NULL if the table is full). */
 struct gba_eng_op *gba_eng_op_alloc(struct gba_eng_ep *ep,

@@ -273,7 +273,7 @@ int gba_eng_send(struct gba_eng_ep *ep, struct gba_eng_peer *peer,
 	if (!slot) {
 		if (op)
 			gba_eng_op_free(ep, op);
-		return -EAGAIN;
+		return gba_eng_peer_full(ep, peer);
 	}
 	slot->hdr.flags = flags;
 	slot->hdr.len = (uint64_t)len;
@@ -320,7 +320,7 @@ static int rma(struct gba_eng_ep *ep, struct gba_eng_peer *peer, bool put,
 	slot = claim(ep, peer, type, &pos);
 	if (!slot) {
 		gba_eng_op_free(ep, op);
-		return -EAGAIN;
+		return gba_eng_peer_full(ep, peer);
 	}
 	slot->hdr.op = gba_eng_op_id(ep, op);
 	slot->hdr.flags = flags;
@@ -395,7 +395,7 @@ int gba_eng_atomic(struct gba_eng_ep *ep, struct gba_eng_peer *peer,
 	slot = claim(ep, peer, GBA_ENG_T_ATOMIC, &pos);
 	if (!slot) {
 		gba_eng_op_free(ep, op);
-		return -EAGAIN;
+		return gba_eng_peer_full(ep, peer);
 	}
 	op->result = result;
 	op->result_len = result ? bytes : 0;

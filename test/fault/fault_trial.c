@@ -94,8 +94,14 @@ static int drain(struct member *m, uint64_t deadline_ms)
 		ret = poll_cq(m);
 		if (ret)
 			return ret;
-		if (ft_now_ms() > deadline_ms)
+		if (ft_now_ms() > deadline_ms) {
+			if (fault_opts.verbose)
+				fprintf(stderr,
+					"fault_trial[%d]: deadline: %d "
+					"completions missing\n",
+					m->rank, m->pending);
 			return -FI_ETIMEDOUT;
+		}
 	}
 	return 0;
 }
@@ -149,8 +155,14 @@ static int iteration(struct member *m)
 					    (fi_addr_t)s, TAG_MSG,
 					    &m->tx)) == -FI_EAGAIN) {
 			ret = poll_cq(m);
-			if (!ret && ft_now_ms() > deadline)
+			if (!ret && ft_now_ms() > deadline) {
+				if (fault_opts.verbose)
+					fprintf(stderr,
+						"fault_trial[%d]: deadline: "
+						"send to %d\n",
+						m->rank, s);
 				ret = -FI_ETIMEDOUT;
+			}
 			if (ret)
 				return ret;
 		}

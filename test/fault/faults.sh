@@ -34,7 +34,7 @@ while [ $t -lt "$trials" ]; do
 		t=$((t + 1))
 		continue
 	fi
-	out=$(timeout -k 5 60 "$bin" -n $n -s $s -P "${step#*:}" -w 2000 \
+	out=$(timeout -k 5 60 "$bin" -n $n -s $s -P "${step#*:}" -w 3000 \
 		-W 10000 2>&1)
 	rc=$?
 	echo "$out" | grep '^fault ' ||
