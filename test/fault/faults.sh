@@ -3,7 +3,8 @@
 # test/fault/ucx_fault_trial): FAULT_TRIALS trials (default 12) of 3 to 6
 # members, cycling through the stacks and fault points of FAULT_PLAN
 # (default: libfabric at a random time and at each fault point of
-# include/gba/gba_fault.h, UCX at a random time and holding a chunk),
+# include/gba/gba_fault.h, UCX at a random time, holding a slot and
+# holding a chunk),
 # the victim killed or stopped at random; every trial must end with
 # every survivor reporting the fault, no hang, no lost or corrupt
 # message, no leftover file, and a new job running after it.
@@ -13,7 +14,7 @@ dir=${top_builddir:-.}/test/fault
 export FI_PROVIDER=gba
 trials=${FAULT_TRIALS:-12}
 seed=${FAULT_SEED:-$(date +%s)}
-plan=${FAULT_PLAN:-"fi:time fi:slot fi:chunk fi:rma fi:barrier fi:trigger ucx:time ucx:chunk"}
+plan=${FAULT_PLAN:-"fi:time fi:slot fi:chunk fi:rma fi:barrier fi:trigger ucx:time ucx:slot ucx:chunk"}
 case "${GBA_DEVICE:-}" in
 emu:/*) trap 'rm -f "/dev/shm/${GBA_DEVICE#emu:/}"' EXIT ;;
 esac
