@@ -98,7 +98,17 @@ void fault_count_lost(struct fault_shared *sh, int rank, int n,
 			return;
 		poll(arg);
 	} while (fault_now_ms() < deadline);
-	atomic_fetch_add(&sh->lost[rank], (uint32_t)missing);
+	for (s = 0; s < n && fault_opts.verbose; s++)
+		if (s != rank && !got[s] &&
+		    atomic_load(&sh->sent[s]) >= (int64_t)iter)
+			fprintf(stderr,
+				"fault[%d]: lost the message of %d, "
+				"iteration %u\n",
+				rank, s, iter);
+	for (s = 0; s < n; s++)
+		if (s != rank && !got[s] &&
+		    atomic_load(&sh->sent[s]) >= (int64_t)iter)
+			atomic_fetch_add(&sh->lost[s], 1);
 }
 
 int fault_publish(struct fault_shared *sh, int rank, int n, const void *addr,
@@ -295,7 +305,7 @@ struct trial {
 	double fault_us;
 	/* results */
 	int survivors, detected, hangs, timeouts;
-	uint32_t lost, bad;
+	uint32_t lost, dropped, bad;
 	double worst_us;
 	int64_t iters;
 };
@@ -354,15 +364,21 @@ static void watch_survivors(struct trial *t, struct fault_shared *sh)
 }
 
 /* Sum up what the survivors noted. */
-static void collect(struct trial *t, struct fault_shared *sh)
+static void collect(struct trial *t, struct fault_shared *sh,
+		    const struct fault_stack *stack)
 {
 	int i;
 
 	for (i = 0; i < fault_opts.nprocs; i++) {
 		int64_t us = atomic_load(&sh->detect_us[i]);
 
-		if (i == t->victim)
+		if (i == t->victim) {
+			if (stack->delivers_dead)
+				t->lost += atomic_load(&sh->lost[i]);
+			else
+				t->dropped += atomic_load(&sh->lost[i]);
 			continue;
+		}
 		t->timeouts += us && atomic_load(&sh->timed_out[i]);
 		t->lost += atomic_load(&sh->lost[i]);
 		t->bad += atomic_load(&sh->bad[i]);
@@ -457,17 +473,18 @@ int fault_main(int argc, char **argv, const struct fault_stack *stack)
 					fault_opts.timeout_s * 1000L);
 	}
 	watch_survivors(&t, sh);
-	collect(&t, sh);
+	collect(&t, sh, stack);
 	leftovers = reap_by_new_endpoint(stack) ? -1 : count_leftovers();
 	if (after_iters)
 		after = after_job(stack, seed, after_iters, t.hang_ms);
 	printf("fault seed=%u stack=%s point=%s kind=%s victim=%d at=%ld "
 	       "iters=%lld survivors=%d detected=%d detect_ms=%.1f "
-	       "timeouts=%d hangs=%d lost=%u bad=%u leftovers=%d after=%d%s\n",
+	       "timeouts=%d hangs=%d lost=%u dropped=%u bad=%u leftovers=%d "
+	       "after=%d%s\n",
 	       seed, stack->name, t.point < 0 ? "time" : gba_fault_name(t.point),
 	       t.stop ? "stop" : "kill", t.victim, t.delay,
 	       (long long)t.iters, t.survivors, t.detected, t.worst_us / 1000.0,
-	       t.timeouts, t.hangs, t.lost, t.bad, leftovers, after,
+	       t.timeouts, t.hangs, t.lost, t.dropped, t.bad, leftovers, after,
 	       t.fault_us ? "" : " NO-FAULT");
 	return t.fault_us && t.detected == fault_opts.nprocs - 1 && !t.hangs &&
 			       !t.lost && !t.bad && !leftovers && !after &&

@@ -19,8 +19,13 @@
  *   timeouts  survivors that ended by their own deadline, not by an error
  *             (for a killed member: the stack did not say, a failure);
  *   hangs     survivors still running -W ms after the fault (killed);
- *   lost      messages a live member sent in an iteration that a survivor
- *             did not receive, although it waited a second for them;
+ *   lost      messages a member sent in an iteration that a survivor did
+ *             not receive, although it waited a second for them: from a
+ *             live member, or from the victim when the stack delivers the
+ *             messages of a dead sender (libfabric);
+ *   dropped   the victim's messages that did not come where the stack
+ *             may drop them (UCX: a chunk its receiver had not mapped
+ *             yet when its sender died, uct_gba(7)), not a failure;
  *   bad       messages whose checksum, sender, size or iteration is
  *             wrong;
  *   leftovers queue and service files of /dev/shm that no live process
@@ -43,8 +48,8 @@
  * (default 10000), -a iterations of the job after the trial (default 20;
  * 0: none), -v.  Output, one line:
  *   fault seed=S point=P kind=kill victim=V at=D iters=I survivors=N
- *         detected=N detect_ms=X timeouts=0 hangs=0 lost=0 bad=0
- *         leftovers=0 after=0
+ *         detected=N detect_ms=X timeouts=0 hangs=0 lost=0 dropped=0
+ *         bad=0 leftovers=0 after=0
  * (at: the delay in ms, or the pass of the point).  A fault at a point is
  * timed when the driver sees the victim die or stop (it looks every
  * 100 us).  Exit status 0 when the fault happened, every survivor
@@ -78,7 +83,7 @@ struct fault_shared {
 	_Atomic int64_t sent[FAULT_MAX_PROCS];	    /* last iteration sent */
 	_Atomic int64_t detect_us[FAULT_MAX_PROCS]; /* 0: not yet */
 	_Atomic int timed_out[FAULT_MAX_PROCS];	    /* ended by deadline */
-	_Atomic uint32_t lost[FAULT_MAX_PROCS];
+	_Atomic uint32_t lost[FAULT_MAX_PROCS]; /* by sender */
 	_Atomic uint32_t bad[FAULT_MAX_PROCS];
 	_Atomic int64_t iters[FAULT_MAX_PROCS];
 	_Atomic int go; /* members in their loop */
@@ -114,6 +119,8 @@ struct fault_stack {
 	int (*reap)(void);
 	/* Fault points the stack passes (bit per enum gba_fault_point). */
 	unsigned points;
+	/* Messages a member sent before it died are all delivered. */
+	bool delivers_dead;
 };
 
 uint64_t fault_now_ms(void);
@@ -137,7 +144,8 @@ void fault_detected(struct fault_shared *sh, int rank, bool timed_out);
  * After the fault: every member that posted all its messages of @iter
  * (sent[] >= @iter) must have delivered the one to @rank, dead or alive
  * since.  Wait up to a second for them, calling @poll(@arg) (which
- * updates @got[sender]); count the ones that never come into lost[].
+ * updates @got[sender]); count the ones that never come into lost[] (by
+ * sender).
  */
 void fault_count_lost(struct fault_shared *sh, int rank, int n,
 		      uint32_t iter, const bool *got, void (*poll)(void *),

@@ -255,6 +255,7 @@ int main(int argc, char **argv)
 		.points = 1u << GBA_FAULT_SLOT | 1u << GBA_FAULT_CHUNK |
 			  1u << GBA_FAULT_RMA | 1u << GBA_FAULT_BARRIER |
 			  1u << GBA_FAULT_TRIGGER,
+		.delivers_dead = true,
 	};
 
 	return fault_main(argc, argv, &fi);

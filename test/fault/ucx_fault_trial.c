@@ -14,7 +14,9 @@
  * ends the member's run; so does its deadline.  The transport reports a
  * dead peer only for operations outstanding there (it has no
  * uct_ep_check): a member still waiting for messages puts to their
- * senders and flushes again every PROBE_MS ms.  (UCP's peer error mode
+ * senders and flushes again every PROBE_MS ms.  A message in a chunk
+ * whose sender died before its receiver first mapped the sender's
+ * transmit region is dropped (uct_gba(7)): counted as dropped, not lost.  (UCP's peer error mode
  * cannot run over gba: the interface has no
  * UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE, uct_gba(7).)
  */
