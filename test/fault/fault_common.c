@@ -237,10 +237,15 @@ static int after_job(const struct fault_stack *stack, unsigned seed,
 		       fault_now_ms() < end)
 			usleep(1000);
 		if (fault_now_ms() >= end) {
+			fprintf(stderr, "fault: the job after: member %d still "
+				"running after %ld ms\n", i, hang_ms);
 			bad = 1;
 			break;
 		}
 		bad = !WIFEXITED(status) || WEXITSTATUS(status);
+		if (bad)
+			fprintf(stderr, "fault: the job after: member %d ended "
+				"with status 0x%x\n", i, status);
 	}
 	for (i = 0; i < 3; i++) {
 		kill(pids[i], SIGKILL);
