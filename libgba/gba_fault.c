@@ -12,6 +12,8 @@
 #include <gba/gba_fault.h>
 
 int gba_fault_armed;
+extern int gba_fault_armed_local
+	__attribute__((visibility("hidden"), alias("gba_fault_armed")));
 
 static const char *const fault_names[GBA_FAULT_NPOINTS] = {
 	[GBA_FAULT_SLOT] = "slot",	 [GBA_FAULT_CHUNK] = "chunk",

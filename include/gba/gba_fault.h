@@ -41,6 +41,13 @@ enum gba_fault_point {
 
 /* Nonzero once GBA_FAULT_POINT armed a point (gba_fault_init). */
 extern int gba_fault_armed;
+#ifdef GBA_FAULT_INTERNAL
+/* The same flag for libgba's own points: no GOT load in libgba.so */
+extern int gba_fault_armed_local __attribute__((visibility("hidden")));
+#define GBA_FAULT_FLAG gba_fault_armed_local
+#else
+#define GBA_FAULT_FLAG gba_fault_armed
+#endif
 
 /* Read GBA_FAULT_POINT, once per process; 0 or -EINVAL (a bad value). */
 int gba_fault_init(void);
@@ -54,7 +61,7 @@ const char *gba_fault_name(enum gba_fault_point point);
 /* A fault point: nothing but a predicted branch unless armed. */
 static inline void gba_fault(enum gba_fault_point point)
 {
-	if (__builtin_expect(gba_fault_armed, 0))
+	if (__builtin_expect(GBA_FAULT_FLAG, 0))
 		gba_fault_reached(point);
 }
 
