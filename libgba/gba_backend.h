@@ -236,8 +236,9 @@ struct gba_group {
 	uint32_t polls;
 	/*
 	 * gba_group_test reads the clock on polls with none of these bits
-	 * set: every 256th, every 16th in an oversubscribed group (whose
-	 * members yield while they wait: 256 polls could take seconds).
+	 * set: every 256th, every 4th in an oversubscribed group (whose
+	 * members yield while they wait, and whose front ends may test
+	 * every 16th poll only: 256 polls could take seconds).
 	 */
 	uint32_t test_clock_mask;
 	uint64_t check_ns;	/* time of the last liveness check */
