@@ -81,11 +81,26 @@ void fault_detected(struct fault_shared *sh, int rank, bool timed_out)
 	atomic_store(&sh->detect_us[rank], (int64_t)fault_now_us());
 }
 
+/*
+ * This member counted: stay (progressing) until the other survivors of
+ * @n counted too, up to FAULT_LOST_WAIT_MS: a message still unread may
+ * be in this process's memory (a UCX chunk).
+ */
+static void fault_linger(struct fault_shared *sh, int n, void (*poll)(void *),
+			 void *arg)
+{
+	uint64_t deadline = fault_now_ms() + FAULT_LOST_WAIT_MS;
+
+	atomic_fetch_add(&sh->counted, 1);
+	while (atomic_load(&sh->counted) < n - 1 && fault_now_ms() < deadline)
+		poll(arg);
+}
+
 void fault_count_lost(struct fault_shared *sh, int rank, int n,
 		      uint32_t iter, const bool *got, void (*poll)(void *),
 		      void *arg)
 {
-	uint64_t deadline = fault_now_ms() + 1000;
+	uint64_t deadline = fault_now_ms() + FAULT_LOST_WAIT_MS;
 	int s, missing;
 
 	do {
@@ -95,9 +110,13 @@ void fault_count_lost(struct fault_shared *sh, int rank, int n,
 			    atomic_load(&sh->sent[s]) >= (int64_t)iter)
 				missing++;
 		if (!missing)
-			return;
+			break;
 		poll(arg);
 	} while (fault_now_ms() < deadline);
+	if (!missing) {
+		fault_linger(sh, n, poll, arg);
+		return;
+	}
 	for (s = 0; s < n && fault_opts.verbose; s++)
 		if (s != rank && !got[s] &&
 		    atomic_load(&sh->sent[s]) >= (int64_t)iter)
@@ -109,6 +128,7 @@ void fault_count_lost(struct fault_shared *sh, int rank, int n,
 		if (s != rank && !got[s] &&
 		    atomic_load(&sh->sent[s]) >= (int64_t)iter)
 			atomic_fetch_add(&sh->lost[s], 1);
+	fault_linger(sh, n, poll, arg);
 }
 
 int fault_publish(struct fault_shared *sh, int rank, int n, const void *addr,

@@ -20,7 +20,8 @@
  *             (for a killed member: the stack did not say, a failure);
  *   hangs     survivors still running -W ms after the fault (killed);
  *   lost      messages a member sent in an iteration that a survivor did
- *             not receive, although it waited a second for them: from a
+ *             not receive, although it waited 2 s for them (survivors
+ *             stay until all have counted): from a
  *             live member, or from the victim when the stack delivers the
  *             messages of a dead sender (libfabric);
  *   dropped   the victim's messages that did not come where the stack
@@ -70,6 +71,7 @@
 #define FAULT_MAX_ITERS 1000000
 #define FAULT_ADDR_MAX 1024  /* a member's address, for the stack */
 #define FAULT_DETECTED 10    /* exit status of a member that saw it */
+#define FAULT_LOST_WAIT_MS 2000 /* a survivor waits for missing messages */
 
 struct fault_msg {
 	uint32_t rank;
@@ -86,7 +88,8 @@ struct fault_shared {
 	_Atomic uint32_t lost[FAULT_MAX_PROCS]; /* by sender */
 	_Atomic uint32_t bad[FAULT_MAX_PROCS];
 	_Atomic int64_t iters[FAULT_MAX_PROCS];
-	_Atomic int go; /* members in their loop */
+	_Atomic int go;	     /* members in their loop */
+	_Atomic int counted; /* survivors done counting lost messages */
 	/* the stack's: addresses and keys the members publish */
 	_Atomic int published;
 	uint8_t addr[FAULT_MAX_PROCS][FAULT_ADDR_MAX];
@@ -143,9 +146,10 @@ void fault_detected(struct fault_shared *sh, int rank, bool timed_out);
 /*
  * After the fault: every member that posted all its messages of @iter
  * (sent[] >= @iter) must have delivered the one to @rank, dead or alive
- * since.  Wait up to a second for them, calling @poll(@arg) (which
- * updates @got[sender]); count the ones that never come into lost[] (by
- * sender).
+ * since.  Wait up to FAULT_LOST_WAIT_MS for them, calling @poll(@arg)
+ * (which updates @got[sender]); count the ones that never come into
+ * lost[] (by sender).  Then stay, polling, until the other survivors
+ * counted too (up to FAULT_LOST_WAIT_MS).
  */
 void fault_count_lost(struct fault_shared *sh, int rank, int n,
 		      uint32_t iter, const bool *got, void (*poll)(void *),
