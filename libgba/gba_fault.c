@@ -67,8 +67,10 @@ int gba_fault_init(void)
 		return 0;
 	val = getenv("GBA_FAULT_POINT");
 	if (val && *val && fault_parse(val)) {
-		fprintf(stderr, "libgba: GBA_FAULT_POINT=%s: not "
-			"<point>:<n>[:stop]\n", val);
+		fprintf(stderr,
+			"libgba: GBA_FAULT_POINT=%s: not "
+			"<point>:<n>[:stop]\n",
+			val);
 		__atomic_store_n(&fault.done, 1, __ATOMIC_RELEASE);
 		return -EINVAL;
 	}

@@ -16,8 +16,7 @@
 
 #include "fault_common.h"
 
-struct fault_opts fault_opts = {
-	.nprocs = 4, .timeout_s = 60, .wait_ms = 2000};
+struct fault_opts fault_opts = {.nprocs = 4, .timeout_s = 60, .wait_ms = 2000};
 
 uint64_t fault_now_ms(void)
 {
@@ -42,7 +41,8 @@ static uint64_t checksum(const struct fault_msg *m)
 {
 	uint64_t h =
 		0xcbf29ce484222325ULL ^ m->rank ^ ((uint64_t)m->iter << 32);
-	size_t i, n = fault_msg_bytes(m->iter) - offsetof(struct fault_msg, data);
+	size_t i,
+		n = fault_msg_bytes(m->iter) - offsetof(struct fault_msg, data);
 
 	for (i = 0; i < n; i++)
 		h = (h ^ m->data[i]) * 0x100000001b3ULL;
@@ -96,9 +96,8 @@ static void fault_linger(struct fault_shared *sh, int n, void (*poll)(void *),
 		poll(arg);
 }
 
-void fault_count_lost(struct fault_shared *sh, int rank, int n,
-		      uint32_t iter, const bool *got, void (*poll)(void *),
-		      void *arg)
+void fault_count_lost(struct fault_shared *sh, int rank, int n, uint32_t iter,
+		      const bool *got, void (*poll)(void *), void *arg)
 {
 	uint64_t deadline = fault_now_ms() + FAULT_LOST_WAIT_MS;
 	int s, missing;
@@ -134,7 +133,8 @@ void fault_count_lost(struct fault_shared *sh, int rank, int n,
 int fault_publish(struct fault_shared *sh, int rank, int n, const void *addr,
 		  size_t len)
 {
-	uint64_t deadline = fault_now_ms() + (uint64_t)fault_opts.timeout_s * 1000;
+	uint64_t deadline =
+		fault_now_ms() + (uint64_t)fault_opts.timeout_s * 1000;
 
 	if (len > FAULT_ADDR_MAX)
 		return -1;
@@ -227,9 +227,9 @@ static int start_members(const struct fault_stack *stack,
 
 static struct fault_shared *shared_map(void)
 {
-	struct fault_shared *sh = mmap(NULL, sizeof(*sh),
-				       PROT_READ | PROT_WRITE,
-				       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct fault_shared *sh =
+		mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+		     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 
 	return sh == MAP_FAILED ? NULL : sh;
 }
@@ -257,15 +257,19 @@ static int after_job(const struct fault_stack *stack, unsigned seed,
 		       fault_now_ms() < end)
 			usleep(1000);
 		if (fault_now_ms() >= end) {
-			fprintf(stderr, "fault: the job after: member %d still "
-				"running after %ld ms\n", i, hang_ms);
+			fprintf(stderr,
+				"fault: the job after: member %d still "
+				"running after %ld ms\n",
+				i, hang_ms);
 			bad = 1;
 			break;
 		}
 		bad = !WIFEXITED(status) || WEXITSTATUS(status);
 		if (bad)
-			fprintf(stderr, "fault: the job after: member %d ended "
-				"with status 0x%x\n", i, status);
+			fprintf(stderr,
+				"fault: the job after: member %d ended "
+				"with status 0x%x\n",
+				i, status);
 	}
 	for (i = 0; i < 3; i++) {
 		kill(pids[i], SIGKILL);
@@ -506,10 +510,11 @@ int fault_main(int argc, char **argv, const struct fault_stack *stack)
 	       "iters=%lld survivors=%d detected=%d detect_ms=%.1f "
 	       "timeouts=%d hangs=%d lost=%u dropped=%u bad=%u leftovers=%d "
 	       "after=%d%s\n",
-	       seed, stack->name, t.point < 0 ? "time" : gba_fault_name(t.point),
-	       t.stop ? "stop" : "kill", t.victim, t.delay,
-	       (long long)t.iters, t.survivors, t.detected, t.worst_us / 1000.0,
-	       t.timeouts, t.hangs, t.lost, t.dropped, t.bad, leftovers, after,
+	       seed, stack->name,
+	       t.point < 0 ? "time" : gba_fault_name(t.point),
+	       t.stop ? "stop" : "kill", t.victim, t.delay, (long long)t.iters,
+	       t.survivors, t.detected, t.worst_us / 1000.0, t.timeouts,
+	       t.hangs, t.lost, t.dropped, t.bad, leftovers, after,
 	       t.fault_us ? "" : " NO-FAULT");
 	return t.fault_us && t.detected == fault_opts.nprocs - 1 && !t.hangs &&
 			       !t.lost && !t.bad && !leftovers && !after &&

@@ -66,11 +66,11 @@
 #include <stdint.h>
 
 #define FAULT_MAX_PROCS 16
-#define FAULT_MSG_SMALL 256  /* odd iterations: one queue slot */
-#define FAULT_MSG_MAX 6000   /* even ones: several slots, a chunk */
+#define FAULT_MSG_SMALL 256 /* odd iterations: one queue slot */
+#define FAULT_MSG_MAX 6000  /* even ones: several slots, a chunk */
 #define FAULT_MAX_ITERS 1000000
-#define FAULT_ADDR_MAX 1024  /* a member's address, for the stack */
-#define FAULT_DETECTED 10    /* exit status of a member that saw it */
+#define FAULT_ADDR_MAX 1024	/* a member's address, for the stack */
+#define FAULT_DETECTED 10	/* exit status of a member that saw it */
 #define FAULT_LOST_WAIT_MS 2000 /* a survivor waits for missing messages */
 
 struct fault_msg {
@@ -85,7 +85,7 @@ struct fault_shared {
 	_Atomic int64_t sent[FAULT_MAX_PROCS];	    /* last iteration sent */
 	_Atomic int64_t detect_us[FAULT_MAX_PROCS]; /* 0: not yet */
 	_Atomic int timed_out[FAULT_MAX_PROCS];	    /* ended by deadline */
-	_Atomic uint32_t lost[FAULT_MAX_PROCS]; /* by sender */
+	_Atomic uint32_t lost[FAULT_MAX_PROCS];	    /* by sender */
 	_Atomic uint32_t bad[FAULT_MAX_PROCS];
 	_Atomic int64_t iters[FAULT_MAX_PROCS];
 	_Atomic int go;	     /* members in their loop */
@@ -116,8 +116,7 @@ struct fault_stack {
 	 * done), FAULT_DETECTED (an error or its deadline ended it, noted
 	 * with fault_detected), 1 (setup failed).
 	 */
-	int (*member)(int rank, int n, struct fault_shared *sh,
-		      uint32_t iters);
+	int (*member)(int rank, int n, struct fault_shared *sh, uint32_t iters);
 	/* Open and close an endpoint in this process (reaps leftovers). */
 	int (*reap)(void);
 	/* Fault points the stack passes (bit per enum gba_fault_point). */
@@ -151,9 +150,8 @@ void fault_detected(struct fault_shared *sh, int rank, bool timed_out);
  * lost[] (by sender).  Then stay, polling, until the other survivors
  * counted too (up to FAULT_LOST_WAIT_MS).
  */
-void fault_count_lost(struct fault_shared *sh, int rank, int n,
-		      uint32_t iter, const bool *got, void (*poll)(void *),
-		      void *arg);
+void fault_count_lost(struct fault_shared *sh, int rank, int n, uint32_t iter,
+		      const bool *got, void (*poll)(void *), void *arg);
 
 /*
  * Publish this member's address (@len bytes) and wait until all @n did

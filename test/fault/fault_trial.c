@@ -150,10 +150,9 @@ static int iteration(struct member *m)
 	for (s = 0; s < m->n; s++) {
 		if (s == m->rank)
 			continue;
-		while ((ret = (int)fi_tsend(m->r.ep, &m->tx,
-					    fault_msg_bytes(m->iter), NULL,
-					    (fi_addr_t)s, TAG_MSG,
-					    &m->tx)) == -FI_EAGAIN) {
+		while ((ret = (int)fi_tsend(
+				m->r.ep, &m->tx, fault_msg_bytes(m->iter), NULL,
+				(fi_addr_t)s, TAG_MSG, &m->tx)) == -FI_EAGAIN) {
 			ret = poll_cq(m);
 			if (!ret && ft_now_ms() > deadline) {
 				if (fault_opts.verbose)
@@ -215,8 +214,7 @@ static int member_setup(struct member *m)
 	return ft_join_all(&m->r, m->n, &set, &m->mc);
 }
 
-static int member_run(int rank, int n, struct fault_shared *sh,
-		      uint32_t iters)
+static int member_run(int rank, int n, struct fault_shared *sh, uint32_t iters)
 {
 	struct member m = {.sh = sh, .rank = rank, .n = n};
 	int ret;

@@ -16,8 +16,8 @@
  * uct_ep_check): a member still waiting for messages puts to their
  * senders and flushes again every PROBE_MS ms.  A message in a chunk
  * whose sender died before its receiver first mapped the sender's
- * transmit region is dropped (uct_gba(7)): counted as dropped, not lost.  (UCP's peer error mode
- * cannot run over gba: the interface has no
+ * transmit region is dropped (uct_gba(7)): counted as dropped, not lost.
+ * (UCP's peer error mode cannot run over gba: the interface has no
  * UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE, uct_gba(7).)
  */
 #include <stdio.h>
@@ -134,8 +134,7 @@ static int missing(struct member *m)
 	({                                                                     \
 		ssize_t _r;                                                    \
 		while ((_r = (op)) == UCS_ERR_NO_RESOURCE &&                   \
-		       (m)->failed == UCS_OK &&                                \
-		       fault_now_ms() <= (deadline))                           \
+		       (m)->failed == UCS_OK && fault_now_ms() <= (deadline))  \
 			uct_worker_progress((m)->c.worker);                    \
 		_r;                                                            \
 	})
@@ -241,8 +240,8 @@ static int member_setup(struct member *m)
 	mine.iface_len = (uint32_t)iattr.iface_addr_len;
 	mine.rkey_len = (uint32_t)mattr.rkey_packed_size;
 	mine.region = (uint64_t)(uintptr_t)m->region;
-	if (uct_iface_get_device_address(m->c.iface,
-					 (uct_device_addr_t *)p) != UCS_OK ||
+	if (uct_iface_get_device_address(m->c.iface, (uct_device_addr_t *)p) !=
+		    UCS_OK ||
 	    uct_iface_get_address(m->c.iface,
 				  (uct_iface_addr_t *)(p + mine.dev_len)) !=
 		    UCS_OK ||
@@ -273,8 +272,7 @@ static int member_setup(struct member *m)
 	return 0;
 }
 
-static int member_run(int rank, int n, struct fault_shared *sh,
-		      uint32_t iters)
+static int member_run(int rank, int n, struct fault_shared *sh, uint32_t iters)
 {
 	struct member *m = &self;
 

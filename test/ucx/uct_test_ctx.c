@@ -17,8 +17,7 @@
 		}                                                              \
 	} while (0)
 
-static uct_component_h find_component(struct uct_test_ctx *c,
-				      const char *name)
+static uct_component_h find_component(struct uct_test_ctx *c, const char *name)
 {
 	uct_component_attr_t attr;
 	unsigned i;
