@@ -240,6 +240,13 @@ struct gba_group {
 	/* error and dead-peer detection state (slow path) */
 	uint32_t poll_seq;	/* seq the counters below belong to */
 	uint32_t polls;
+	/*
+	 * gba_group_test reads the clock on polls with none of these bits
+	 * set: every 256th, every 4th in an oversubscribed group (whose
+	 * members yield while they wait, and whose front ends may test
+	 * every 16th poll only: 256 polls could take seconds).
+	 */
+	uint32_t test_clock_mask;
 	uint64_t check_ns;	/* time of the last liveness check */
 	uint32_t peer_cursor;	/* next member to check */
 	uint32_t lost_seq;	/* -EPIPE was returned for this seq */

@@ -177,6 +177,27 @@ static int release_seq_reached(struct gba_group *grp, uint32_t seq)
 }
 
 /*
+ * Has every member arrived in this epoch, by ARRIVAL_COUNT or by
+ * ARRIVED_MASK?  The two differ while an arrival is between its member's
+ * word and the count in the emulated switch, for good if it died there.
+ */
+static int group_all_arrived(struct gba_group *grp)
+{
+	unsigned w, n = grp->member_count;
+	uint64_t word, want;
+
+	if (group_reg(grp, GBA_ARRIVAL_COUNT) >= n)
+		return 1;
+	for (w = 0; w * 64 < n; w++) {
+		word = group_reg(grp, GBA_ARRIVED_MASK(w));
+		want = n - w * 64 >= 64 ? ~0ULL : (1ULL << (n - w * 64)) - 1;
+		if ((word & want) != want)
+			return 0;
+	}
+	return 1;
+}
+
+/*
  * Look for an attached member that has not arrived in this epoch and whose
  * process is gone.  Returns 1 if the barrier turns out to be released, 0
  * if nothing is wrong, -EPIPE if a peer is lost.
@@ -203,11 +224,12 @@ static int group_check_peers(struct gba_group *grp, uint32_t seq)
 	/*
 	 * Everyone arrived but nobody released, for two checks in a row:
 	 * the completer may have died inside the switch logic (between its
-	 * count increment and the release).  Then any dead member counts,
+	 * count increment and the release), or a member between its arrival
+	 * and its count (emulated switch).  Then any dead member counts,
 	 * arrived or not.  (If the completer is merely descheduled, a dead
 	 * member still dooms the group at the next barrier.)
 	 */
-	stuck = group_reg(grp, GBA_ARRIVAL_COUNT) >= n;
+	stuck = group_all_arrived(grp);
 	if (stuck && !grp->stuck) {
 		grp->stuck = 1;
 		return 0;
@@ -293,7 +315,7 @@ int gba_group_test(struct gba_group *grp, uint32_t seq)
 {
 	if (!grp || !grp->dev)
 		return -EINVAL;
-	return group_poll(grp, seq, 255);
+	return group_poll(grp, seq, grp->test_clock_mask);
 }
 
 int gba_group_wait(struct gba_group *grp, uint32_t seq, int timeout_ms)

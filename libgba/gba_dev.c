@@ -18,6 +18,8 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <gba/gba_fault.h>
+
 #include "gba_backend.h"
 
 /* Longest image name accepted after "emu:" (POSIX shm names live in a
@@ -60,6 +62,7 @@ int gba_dev_open(const char *name, struct gba_dev **devp)
 	int ret;
 
 	gba_err_clear();
+	gba_fault_init();
 	if (!devp)
 		return -EINVAL;
 	*devp = NULL;

@@ -52,6 +52,8 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include <gba/gba_fault.h>
+
 #include "gba_emu.h"
 
 /* Host pointer to the 64-bit register at @off of a group window. */
@@ -275,6 +277,7 @@ void gba_emu_sw_arrival(struct gba_dev *dev, unsigned g, uint64_t val)
 		return;
 	}
 
+	gba_fault(GBA_FAULT_BARRIER);
 	count = atomic_fetch_add_explicit(&sw->count, 1,
 					  memory_order_acq_rel) + 1;
 	if (count == sw->member_count)

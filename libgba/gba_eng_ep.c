@@ -20,8 +20,18 @@
 #include "gba_backend.h"
 #include "gba_eng_priv.h"
 
-/* Check dead peers at most this often while operations are outstanding. */
+/*
+ * Check dead peers and dead claimers of our queue's slots at most this
+ * often, while operations are outstanding or the queue holds claimed
+ * slots, once every GBA_ENG_CHECK_POLLS idle progress calls.
+ */
 #define GBA_ENG_CHECK_NS (20ULL * 1000 * 1000)
+#define GBA_ENG_CHECK_POLLS 1024
+/*
+ * The same once oversubscribed: every 4th yield (a yield may give the CPU
+ * away for a time slice: 1024 idle calls could then last seconds).
+ */
+#define GBA_ENG_CHECK_POLLS_YIELDING 64
 /*
  * Idle progress calls between two sched_yield once the endpoint talks to
  * more processes than there are online CPUs (they cannot all run at once;
@@ -44,6 +54,7 @@ int gba_eng_ep_open(const struct gba_eng_ep_attr *attr,
 	int ret;
 
 	gba_err_clear();
+	gba_fault_init();
 	if (!attr || !epp || !attr->ops || !attr->ops->recv ||
 	    !attr->ops->complete || !attr->ops->mr_lookup)
 		return -EINVAL;
@@ -383,6 +394,19 @@ static void peer_died(struct gba_eng_ep *ep, struct gba_eng_peer *peer)
 			gba_eng_op_finish(ep, &ep->optab[i], -EPIPE);
 }
 
+int gba_eng_peer_full(struct gba_eng_ep *ep, struct gba_eng_peer *peer)
+{
+	uint64_t now = gba_now_ns();
+
+	if (now - peer->full_check_ns < GBA_ENG_CHECK_NS)
+		return -EAGAIN;
+	peer->full_check_ns = now;
+	if (!peer_gone(peer))
+		return -EAGAIN;
+	peer_died(ep, peer);
+	return -EPIPE;
+}
+
 /*
  * Fail every operation outstanding at a peer that died or closed, and
  * drop the answers waiting for such a peer's queue (it will never make
@@ -406,6 +430,13 @@ static void check_peers(struct gba_eng_ep *ep)
 }
 
 /* ---- Progress ------------------------------------------------------------ */
+
+/* Idle progress calls between two looks at the clock, minus one. */
+static inline uint32_t check_mask(const struct gba_eng_ep *ep)
+{
+	return ep->oversubscribed ? GBA_ENG_CHECK_POLLS_YIELDING - 1
+				  : GBA_ENG_CHECK_POLLS - 1;
+}
 
 /*
  * An idle progress call: count it, and yield every GBA_ENG_YIELD_POLLS
@@ -440,8 +471,8 @@ int gba_eng_poll(struct gba_eng_ep *ep)
 	    __atomic_load_n(&ep->nops, __ATOMIC_RELAXED) ||
 	    __atomic_load_n(&ep->backlog, __ATOMIC_RELAXED))
 		return 1;
-	idle_poll(ep);
-	return 0;
+	/* the next progress call's idle count is a checking one: make it */
+	return (idle_poll(ep) & check_mask(ep)) == check_mask(ep);
 }
 
 int gba_eng_progress(struct gba_eng_ep *ep)
@@ -466,14 +497,10 @@ int gba_eng_progress(struct gba_eng_ep *ep)
 			gba_eng_bad_slot(ep, &slot->hdr, "bad slot count");
 		/* a message in several slots: hand back all of them */
 		for (i = span ? span : 1; i-- > 1;)
-			atomic_store_explicit(
-				&rx->slots[(ep->head + i) & ep->rx_mask]
-					 .hdr.seq,
-				ep->head + i + ep->rx_mask + 1,
-				memory_order_release);
-		atomic_store_explicit(&slot->hdr.seq,
-				      ep->head + ep->rx_mask + 1,
-				      memory_order_release);
+			gba_eng_ring_hand_back(
+				&rx->slots[(ep->head + i) & ep->rx_mask],
+				ep->head + i + ep->rx_mask + 1);
+		gba_eng_ring_hand_back(slot, ep->head + ep->rx_mask + 1);
 		__atomic_store_n(&ep->head, ep->head + (span ? span : 1),
 				 __ATOMIC_RELAXED);
 		n++;
@@ -485,12 +512,15 @@ int gba_eng_progress(struct gba_eng_ep *ep)
 		return n;
 	}
 	polls = idle_poll(ep);
-	if ((!ep->nops && !ep->backlog) || (polls & 1023))
+	if ((polls & check_mask(ep)) ||
+	    (!ep->nops && !ep->backlog &&
+	     atomic_load_explicit(&rx->tail, memory_order_relaxed) == ep->head))
 		return n;
 	now = gba_now_ns();
 	if (now - ep->last_check_ns >= GBA_ENG_CHECK_NS) {
 		ep->last_check_ns = now;
 		check_peers(ep);
+		gba_eng_ring_skip_dead(ep);
 	}
 	return n;
 }

@@ -15,12 +15,15 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 
 #include <uthash.h>
 
 #include <gba/gba_eng.h>
+#include <gba/gba_fault.h>
 
 #define GBA_ENG_RING_MAGIC 0x474241464142ULL /* "GBAFAB" */
 #define GBA_ENG_RING_VERSION 2
@@ -208,7 +211,25 @@ gba_eng_ring_claim(struct gba_eng_ring *ring, uint32_t nslots, uint64_t *posp)
 
 static inline void gba_eng_ring_publish(struct gba_eng_slot *slot, uint64_t pos)
 {
+	gba_fault(GBA_FAULT_SLOT);
 	atomic_store_explicit(&slot->hdr.seq, pos + 1, memory_order_release);
+}
+
+/*
+ * The consumer hands @slot back for position @seq (its next lap), with
+ * the header words a producer writes first cleared: type, iov_count,
+ * xflags and flags, then src_pid and src_ep_id.  So a slot claimed but
+ * never published names its claimer (src_pid) only once this lap's
+ * claimer wrote it, after the slot count of a message in several slots
+ * (gba_eng_ring_skip_dead).
+ */
+static inline void gba_eng_ring_hand_back(struct gba_eng_slot *slot,
+					  uint64_t seq)
+{
+	memset((char *)&slot->hdr + offsetof(struct gba_eng_hdr, type), 0,
+	       offsetof(struct gba_eng_hdr, len) -
+		       offsetof(struct gba_eng_hdr, type));
+	atomic_store_explicit(&slot->hdr.seq, seq, memory_order_release);
 }
 
 /* ---- Endpoint state (gba_eng_ep.c) -------------------------------------- */
@@ -220,6 +241,7 @@ struct gba_eng_peer {
 	uint32_t nslots;	   /* its slots, from the checked mapping */
 	uint32_t nops;		   /* our operations outstanding there */
 	bool dead;
+	uint64_t full_check_ns;	   /* gba_eng_peer_full's last look */
 	UT_hash_handle hh; /* ep->peers, keyed by (pid, ep_id) */
 	uint64_t key;
 };
@@ -270,6 +292,7 @@ struct gba_eng_ep {
 	uint32_t nprocs;      /* other processes among the peers */
 	uint64_t last_check_ns;
 	uint64_t nbad; /* slots dropped as corrupt */
+	uint64_t nskipped; /* slots of dead claimers skipped */
 };
 
 #define GBA_ENG_OP_NONE 0xffffffffu
@@ -277,6 +300,15 @@ struct gba_eng_ep {
 #define GBA_ENG_BAD_LOG_MAX 10
 /* Largest errno an answer's status may carry (negated) */
 #define GBA_ENG_ERRNO_MAX 4095
+
+/*
+ * @peer's queue had no free slot for an operation of @ep (none of whose
+ * records is taken for it): -EAGAIN, or -EPIPE once @peer turns out to
+ * be gone (closed, or its process dead: it will never make room), when
+ * its outstanding operations fail too.  Looks at most every
+ * GBA_ENG_CHECK_NS per peer.
+ */
+int gba_eng_peer_full(struct gba_eng_ep *ep, struct gba_eng_peer *peer);
 
 /* Take an operation record (NULL if the table is full). */
 struct gba_eng_op *gba_eng_op_alloc(struct gba_eng_ep *ep,
@@ -333,6 +365,15 @@ static inline uint32_t gba_eng_slot_span(const struct gba_eng_ep *ep,
 		return 0;
 	return n;
 }
+
+/*
+ * Skip the entries at the head of @ep's queue whose producer claimed
+ * them and died before publishing them (they would stop the queue for
+ * good): hand their slots back, and log it.  An entry whose claimer is
+ * not known yet (it died between its claim and its first store) is
+ * waited for like a live one.  Called by progress's periodic check.
+ */
+void gba_eng_ring_skip_dead(struct gba_eng_ep *ep);
 
 /* ---- gba_eng_xfer.c ---------------------------------------------------- */
 

@@ -366,3 +366,48 @@ int gba_eng_ep_find(uint32_t ep_id, struct gba_addr *addr)
 	addr->host_id = gba_host_id();
 	return 0;
 }
+
+/* The slots a dead claimer's entry @hdr took (its header's own word). */
+static uint32_t dead_claim_span(const struct gba_eng_ep *ep,
+				const struct gba_eng_hdr *hdr)
+{
+	uint32_t n = hdr->iov_count;
+
+	if ((hdr->xflags & GBA_ENG_X_SLOTS) && n >= 2 &&
+	    n <= GBA_ENG_MAX_IOV && n <= (ep->rx_mask + 1) / 2)
+		return n;
+	return 1;
+}
+
+void gba_eng_ring_skip_dead(struct gba_eng_ep *ep)
+{
+	struct gba_eng_ring *rx = ep->rx;
+	struct gba_eng_slot *slot;
+	uint32_t pid, span, i;
+
+	while (atomic_load_explicit(&rx->tail, memory_order_relaxed) !=
+	       ep->head) {
+		slot = &rx->slots[ep->head & ep->rx_mask];
+		/* published (progress takes it), or not claimed */
+		if (atomic_load_explicit(&slot->hdr.seq,
+					 memory_order_acquire) != ep->head)
+			return;
+		pid = __atomic_load_n(&slot->hdr.src_pid, __ATOMIC_RELAXED);
+		if (!pid || gba_proc_slot_alive((uint32_t)pid))
+			return;
+		span = dead_claim_span(ep, &slot->hdr);
+		if (ep->nskipped++ < GBA_ENG_BAD_LOG_MAX)
+			fprintf(stderr,
+				"libgba: process %u died holding %u slot(s) "
+				"of receive queue /dev/shm/gba-fab-%u-*-%u-%u "
+				"(position %" PRIu64 "): skipped\n",
+				(unsigned)pid, (unsigned)span,
+				(unsigned)getuid(), (unsigned)ep->addr.pid,
+				(unsigned)ep->addr.ep_id, ep->head);
+		for (i = span; i-- > 0;)
+			gba_eng_ring_hand_back(
+				&rx->slots[(ep->head + i) & ep->rx_mask],
+				ep->head + i + ep->rx_mask + 1);
+		__atomic_store_n(&ep->head, ep->head + span, __ATOMIC_RELAXED);
+	}
+}

@@ -220,9 +220,11 @@ static int send_slots(struct gba_eng_ep *ep, struct gba_eng_peer *peer,
 	slot = gba_eng_ring_claim_n(ring, peer->nslots, n, &pos);
 	if (!slot)
 		return 0;
-	gba_eng_hdr_init(ep, &slot->hdr, GBA_ENG_T_MSG);
+	/* the slot count before the claimer's name (gba_eng_ring_skip_dead) */
 	slot->hdr.xflags = GBA_ENG_X_NOANS | GBA_ENG_X_SLOTS;
 	slot->hdr.iov_count = (uint8_t)n;
+	atomic_signal_fence(memory_order_seq_cst);
+	gba_eng_hdr_init(ep, &slot->hdr, GBA_ENG_T_MSG);
 	slot->hdr.status = 0;
 	slot->hdr.op = 0;
 	slot->hdr.flags = flags;
@@ -230,6 +232,7 @@ static int send_slots(struct gba_eng_ep *ep, struct gba_eng_peer *peer,
 	slot->hdr.tag = tag;
 	slot->hdr.data = data;
 	iov_cur_read(&cur, slot->payload, GBA_ENG_INLINE);
+	gba_fault(GBA_FAULT_CHUNK);
 	left = len - GBA_ENG_INLINE;
 	for (i = 1; i < n; i++, left -= take) {
 		take = left < GBA_ENG_EAGER_SLOT ? left : GBA_ENG_EAGER_SLOT;
@@ -270,7 +273,7 @@ int gba_eng_send(struct gba_eng_ep *ep, struct gba_eng_peer *peer,
 	if (!slot) {
 		if (op)
 			gba_eng_op_free(ep, op);
-		return -EAGAIN;
+		return gba_eng_peer_full(ep, peer);
 	}
 	slot->hdr.flags = flags;
 	slot->hdr.len = (uint64_t)len;
@@ -317,7 +320,7 @@ static int rma(struct gba_eng_ep *ep, struct gba_eng_peer *peer, bool put,
 	slot = claim(ep, peer, type, &pos);
 	if (!slot) {
 		gba_eng_op_free(ep, op);
-		return -EAGAIN;
+		return gba_eng_peer_full(ep, peer);
 	}
 	slot->hdr.op = gba_eng_op_id(ep, op);
 	slot->hdr.flags = flags;
@@ -392,7 +395,7 @@ int gba_eng_atomic(struct gba_eng_ep *ep, struct gba_eng_peer *peer,
 	slot = claim(ep, peer, GBA_ENG_T_ATOMIC, &pos);
 	if (!slot) {
 		gba_eng_op_free(ep, op);
-		return -EAGAIN;
+		return gba_eng_peer_full(ep, peer);
 	}
 	op->result = result;
 	op->result_len = result ? bytes : 0;
@@ -576,6 +579,7 @@ static void exec_rma(struct gba_eng_ep *ep, struct gba_eng_slot *slot)
 				&ptr);
 	if (ret)
 		goto out;
+	gba_fault(GBA_FAULT_RMA);
 	if (!hdr->len)
 		goto done;
 	if (put && !(hdr->xflags & GBA_ENG_X_LARGE)) {

@@ -299,6 +299,7 @@ int gba_group_join(struct gba_dev *dev, const struct gba_group_attr *in,
 						   GBA_RELEASE_SEQ);
 	per_cpu = gba_group_oversubscribed(dev, attr);
 	grp->spin = per_cpu ? 0 : GBA_SPIN_MAX;
+	grp->test_clock_mask = per_cpu ? 3 : 255;
 	if (per_cpu) {
 		grp->where = flag_ptr(dev, g, attr->member_id) + 1;
 		grp->board = (uint8_t *)flag_ptr(dev, g, 0);

@@ -1,170 +1,76 @@
 /*
- * fault_trial - one fault-injection trial (gba(7), FAILURE MODES): -n
- * members exchange checked messages, RMA writes and barriers in a loop;
- * after a random delay one random member is killed (SIGKILL) or stopped
- * (SIGSTOP) wherever it is: in a barrier arrival, mid-send, mid-RMA into
- * its neighbour, holding a slot of a peer's queue.  The program checks
- * what the survivors see:
+ * fault_trial - one fault-injection trial over libfabric (provider gba;
+ * test/fault/fault_common.h describes the trial, its options and its
+ * output).  Points: slot, chunk, rma, barrier and trigger.
  *
- *   detected  every survivor ends with an error completion (a dead
- *             member: the barrier's -FI_EIO from the device, a send's
- *             -FI_EPIPE...) or, for a stopped member, its own deadline
- *             (-w ms per wait) expiring; the time from the fault to that
- *             is reported (max over survivors);
- *   timeouts  survivors that ended by their own deadline, not by an error
- *             completion (for a killed member: the provider did not say);
- *   hangs     survivors still running -W ms after the fault (killed);
- *   lost      messages a live member sent in an iteration that a survivor
- *             did not receive, although the survivor waited for them;
- *   bad       messages whose checksum, sender or iteration is wrong;
- *   leftovers queue and service files of /dev/shm that no live process
- *             holds once a new endpoint was opened after the trial (the
- *             next endpoint reaps them).
- *
- * Each iteration a member sends one tagged message (rank, iteration,
- * checksum over 256 bytes) to every other member, writes 64 bytes into
- * its right neighbour's region (fi_write), starts a barrier (fi_barrier)
- * and waits for the n - 1 messages, the write and the barrier.  Members
- * note in shared memory the last iteration whose messages they sent, so
- * that a survivor knows which messages it must still receive.
- *
- * Options (besides the common -p -n -T -v): -s seed (default: time),
- * -d max delay before the fault in ms (default 200), -k kill|stop|random
- * (default random), -w per-wait deadline in ms (default 2000), -W hang
- * bound in ms after the fault (default 10000).
- * Output, one line:
- *   fault seed=S kind=kill victim=V at_ms=D iters=I survivors=N
- *         detected=N detect_ms=X timeouts=0 hangs=0 lost=0 bad=0
- *         leftovers=0
- * Exit status 0 when every survivor detected the fault and hangs, lost,
- * bad and leftovers are all 0; 1 otherwise; 2 usage.
+ * Each iteration a member sends one tagged message to every other member
+ * (fault_msg_bytes: in one queue slot in odd iterations, in several in
+ * even ones), writes 64 bytes into its right neighbour's region (a
+ * triggered fi_writemsg, which the member's own counter fires), starts a
+ * barrier (fi_barrier) and waits for the n - 1 messages, the write and
+ * the barrier.  An error completion ends the member's run (a dead
+ * member: the barrier's -FI_ECONNABORTED, a send's -FI_EIO...); so does
+ * its deadline.
  */
-#include <dirent.h>
-#include <fcntl.h>
-#include <getopt.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <sys/mman.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
+#include <gba/gba_fault.h>
+
+#include "fault_common.h"
 #include "gba_ft_common.h"
 
-#define MSG_BYTES 256
 #define RMA_BYTES 64
 #define TAG_MSG 0x77
-#define MAX_ITERS 1000000
-
-struct fault_msg {
-	uint32_t rank;
-	uint32_t iter;
-	uint64_t sum;
-	uint8_t data[MSG_BYTES];
-};
-
-struct fault_shared {
-	struct ft_shared ft;			 /* first: names */
-	_Atomic int64_t sent[FT_MAX_PROCS];	 /* last iteration sent */
-	_Atomic int64_t detect_us[FT_MAX_PROCS]; /* 0: not yet */
-	_Atomic int result[FT_MAX_PROCS];	 /* error that ended it */
-	_Atomic uint32_t lost[FT_MAX_PROCS];
-	_Atomic uint32_t bad[FT_MAX_PROCS];
-	_Atomic int64_t iters[FT_MAX_PROCS];
-	uint64_t rma_key[FT_MAX_PROCS];
-	uint64_t rma_addr[FT_MAX_PROCS];
-	_Atomic int go;
-};
-
-static struct ft_opts opts;
-static int wait_ms = 2000;
-
-static uint64_t checksum(const struct fault_msg *m)
-{
-	uint64_t h =
-		0xcbf29ce484222325ULL ^ m->rank ^ ((uint64_t)m->iter << 32);
-	size_t i;
-
-	for (i = 0; i < MSG_BYTES; i++)
-		h = (h ^ m->data[i]) * 0x100000001b3ULL;
-	return h;
-}
-
-static void fill(struct fault_msg *m, uint32_t rank, uint32_t iter)
-{
-	size_t i;
-
-	m->rank = rank;
-	m->iter = iter;
-	for (i = 0; i < MSG_BYTES; i++)
-		m->data[i] = (uint8_t)(rank * 31 + iter * 7 + i);
-	m->sum = checksum(m);
-}
-
-/* Is @m what member @from sends in iteration @iter? */
-static bool valid(const struct fault_msg *m)
-{
-	struct fault_msg want;
-
-	fill(&want, m->rank, m->iter);
-	return m->sum == checksum(m) && !memcmp(m, &want, sizeof(want));
-}
 
 struct member {
 	struct ft_res r;
 	struct fault_shared *sh;
 	int rank, n;
+	uint32_t iter;
 	struct fid_mc *mc;
 	struct fid_mr *mr;
+	struct fid_cntr *go; /* fires the iteration's triggered write */
+	struct fi_triggered_context tctx;
 	uint8_t *region;
 	struct fault_msg *rx, tx;
 	bool *got;   /* this iteration, per sender */
 	int pending; /* completions still expected this iteration */
 };
 
-/* Record the end of this member's run: error @err at this moment. */
-static int detected(struct member *m, int err)
-{
-	atomic_store(&m->sh->result[m->rank], err);
-	atomic_store(&m->sh->detect_us[m->rank], (int64_t)ft_now_us());
-	return 10;
-}
-
-/* A completion of iteration @iter: count it, check a message. */
-static void take(struct member *m, const struct fi_cq_data_entry *comp,
-		 uint32_t iter)
+/* A completion of this iteration: count it, check a message. */
+static void take(struct member *m, const struct fi_cq_data_entry *comp)
 {
 	const struct fault_msg *msg = comp->op_context;
+	int from;
 
 	m->pending--;
 	if (!(comp->flags & FI_RECV))
 		return;
-	if (!valid(msg) || msg->iter != iter || (int)msg->rank >= m->n ||
-	    m->got[msg->rank])
+	if (!fault_msg_valid(msg, comp->len, m->iter, m->n, &from) ||
+	    m->got[from])
 		atomic_fetch_add(&m->sh->bad[m->rank], 1);
 	else
-		m->got[msg->rank] = true;
+		m->got[from] = true;
 }
 
 /*
  * Take the completions there are, without waiting.  Returns 0, or the
  * (negative) error of an error completion or of fi_cq_read.
  */
-static int poll_cq(struct member *m, uint32_t iter)
+static int poll_cq(struct member *m)
 {
 	struct fi_cq_data_entry comp;
 	struct fi_cq_err_entry err;
 	ssize_t n;
 
 	while ((n = fi_cq_read(m->r.cq, &comp, 1)) == 1)
-		take(m, &comp, iter);
+		take(m, &comp);
 	if (n == -FI_EAVAIL) {
 		memset(&err, 0, sizeof(err));
 		fi_cq_readerr(m->r.cq, &err, 0);
-		if (opts.verbose)
+		if (fault_opts.verbose)
 			fprintf(stderr,
 				"fault_trial[%d]: error completion: %s\n",
 				m->rank, fi_strerror(err.err));
@@ -173,48 +79,60 @@ static int poll_cq(struct member *m, uint32_t iter)
 	return n == -FI_EAGAIN ? 0 : (int)n;
 }
 
+/* poll_cq for fault_count_lost (errors again: still taking the rest) */
+static void poll_any(void *arg)
+{
+	poll_cq(arg);
+}
+
 /* Until this iteration's completions are all in: 0, error, timeout. */
-static int drain(struct member *m, uint32_t iter, uint64_t deadline_ms)
+static int drain(struct member *m, uint64_t deadline_ms)
 {
 	int ret;
 
 	while (m->pending > 0) {
-		ret = poll_cq(m, iter);
+		ret = poll_cq(m);
 		if (ret)
 			return ret;
-		if (ft_now_ms() > deadline_ms)
+		if (ft_now_ms() > deadline_ms) {
+			if (fault_opts.verbose)
+				fprintf(stderr,
+					"fault_trial[%d]: deadline: %d "
+					"completions missing\n",
+					m->rank, m->pending);
 			return -FI_ETIMEDOUT;
+		}
 	}
 	return 0;
 }
 
 /*
- * After the fault: every member that posted all its messages of @iter
- * (sent[] >= @iter; they complete at once, inline) must have delivered
- * the one to this member, dead or alive since.  Wait up to a second for
- * them; count the ones that never come.
+ * Queue this iteration's write of RMA_BYTES into member @dest's region
+ * (fi_writemsg, FI_TRIGGER on m->go reaching the iteration) and fire it.
  */
-static void count_lost(struct member *m, uint32_t iter)
+static int triggered_write(struct member *m, int dest)
 {
-	uint64_t deadline = ft_now_ms() + 1000;
-	int s, missing;
+	struct iovec iov = {m->tx.data, RMA_BYTES};
+	struct fi_rma_iov rma = {m->sh->rma_addr[dest], RMA_BYTES,
+				 m->sh->rma_key[dest]};
+	struct fi_msg_rma msg = {.msg_iov = &iov,
+				 .iov_count = 1,
+				 .addr = (fi_addr_t)dest,
+				 .rma_iov = &rma,
+				 .rma_iov_count = 1,
+				 .context = &m->tctx};
+	int ret;
 
-	do {
-		missing = 0;
-		for (s = 0; s < m->n; s++)
-			if (s != m->rank && !m->got[s] &&
-			    atomic_load(&m->sh->sent[s]) >= (int64_t)iter)
-				missing++;
-		if (!missing)
-			return;
-		poll_cq(m, iter); /* errors again: still taking the rest */
-	} while (ft_now_ms() < deadline);
-	atomic_fetch_add(&m->sh->lost[m->rank], (uint32_t)missing);
+	m->tctx.event_type = FI_TRIGGER_THRESHOLD;
+	m->tctx.trigger.threshold.cntr = m->go;
+	m->tctx.trigger.threshold.threshold = m->iter;
+	ret = (int)fi_writemsg(m->r.ep, &msg, FI_TRIGGER);
+	return ret ? ret : fi_cntr_add(m->go, 1);
 }
 
-static int iteration(struct member *m, uint32_t iter)
+static int iteration(struct member *m)
 {
-	uint64_t deadline = ft_now_ms() + (uint64_t)wait_ms;
+	uint64_t deadline = ft_now_ms() + (uint64_t)fault_opts.wait_ms;
 	int s, dest = (m->rank + 1) % m->n, ret;
 
 	memset(m->got, 0, sizeof(bool) * (size_t)m->n);
@@ -228,16 +146,22 @@ static int iteration(struct member *m, uint32_t iter)
 			return ret;
 		m->pending++;
 	}
-	fill(&m->tx, (uint32_t)m->rank, iter);
+	fault_msg_fill(&m->tx, (uint32_t)m->rank, m->iter);
 	for (s = 0; s < m->n; s++) {
 		if (s == m->rank)
 			continue;
-		while ((ret = (int)fi_tsend(m->r.ep, &m->tx, sizeof(m->tx),
-					    NULL, (fi_addr_t)s, TAG_MSG,
-					    &m->tx)) == -FI_EAGAIN) {
-			ret = poll_cq(m, iter);
-			if (!ret && ft_now_ms() > deadline)
+		while ((ret = (int)fi_tsend(
+				m->r.ep, &m->tx, fault_msg_bytes(m->iter), NULL,
+				(fi_addr_t)s, TAG_MSG, &m->tx)) == -FI_EAGAIN) {
+			ret = poll_cq(m);
+			if (!ret && ft_now_ms() > deadline) {
+				if (fault_opts.verbose)
+					fprintf(stderr,
+						"fault_trial[%d]: deadline: "
+						"send to %d\n",
+						m->rank, s);
 				ret = -FI_ETIMEDOUT;
+			}
 			if (ret)
 				return ret;
 		}
@@ -245,10 +169,8 @@ static int iteration(struct member *m, uint32_t iter)
 			return ret;
 		m->pending++;
 	}
-	atomic_store(&m->sh->sent[m->rank], iter);
-	ret = (int)fi_write(m->r.ep, m->tx.data, RMA_BYTES, NULL,
-			    (fi_addr_t)dest, m->sh->rma_addr[dest],
-			    m->sh->rma_key[dest], &m->region);
+	atomic_store(&m->sh->sent[m->rank], m->iter);
+	ret = triggered_write(m, dest);
 	if (ret)
 		return ret;
 	m->pending++;
@@ -256,246 +178,83 @@ static int iteration(struct member *m, uint32_t iter)
 	if (ret)
 		return ret;
 	m->pending++;
-	return drain(m, iter, deadline);
+	return drain(m, deadline);
 }
 
-static int member_run(int rank, void *shared)
+/* Open, register the region, exchange addresses and keys, join. */
+static int member_setup(struct member *m)
 {
-	struct fault_shared *sh = shared;
-	struct member m = {.sh = sh, .rank = rank, .n = opts.nprocs};
+	struct fi_cntr_attr cattr = {.events = FI_CNTR_EVENTS_COMP};
+	struct fault_shared *sh = m->sh;
 	struct fid_av_set *set;
-	uint32_t iter;
+	char name[FT_NAME_LEN];
+	size_t len = sizeof(name);
+	fi_addr_t a;
+	int i;
+
+	m->rx = calloc((size_t)m->n, sizeof(*m->rx));
+	m->got = calloc((size_t)m->n, sizeof(*m->got));
+	m->region = calloc(1, RMA_BYTES);
+	if (!m->rx || !m->got || !m->region ||
+	    ft_open(&m->r, "gba",
+		    FI_MSG | FI_TAGGED | FI_RMA | FI_COLLECTIVE | FI_TRIGGER) ||
+	    fi_cntr_open(m->r.domain, &cattr, &m->go, NULL) ||
+	    fi_mr_reg(m->r.domain, m->region, RMA_BYTES, FI_REMOTE_WRITE, 0, 0,
+		      0, &m->mr, NULL) ||
+	    fi_getname(&m->r.ep->fid, name, &len))
+		return -1;
+	sh->rma_key[m->rank] = fi_mr_key(m->mr);
+	sh->rma_addr[m->rank] = ft_rma_addr(&m->r, m->region, m->region);
+	if (fault_publish(sh, m->rank, m->n, name, len))
+		return -1;
+	for (i = 0; i < m->n; i++)
+		if (fi_av_insert(m->r.av, sh->addr[i], 1, &a, 0, NULL) != 1 ||
+		    a != (fi_addr_t)i)
+			return -1;
+	return ft_join_all(&m->r, m->n, &set, &m->mc);
+}
+
+static int member_run(int rank, int n, struct fault_shared *sh, uint32_t iters)
+{
+	struct member m = {.sh = sh, .rank = rank, .n = n};
 	int ret;
 
-	m.rx = calloc((size_t)m.n, sizeof(*m.rx));
-	m.got = calloc((size_t)m.n, sizeof(*m.got));
-	m.region = calloc(1, RMA_BYTES);
-	if (!m.rx || !m.got || !m.region)
-		return 1;
-	ret = ft_open(&m.r, opts.prov,
-		      FI_MSG | FI_TAGGED | FI_RMA | FI_COLLECTIVE);
-	if (!ret)
-		ret = fi_mr_reg(m.r.domain, m.region, RMA_BYTES,
-				FI_REMOTE_WRITE, 0, 0, 0, &m.mr, NULL);
-	if (ret)
-		return 1;
-	sh->rma_key[rank] = fi_mr_key(m.mr);
-	sh->rma_addr[rank] = ft_rma_addr(&m.r, m.region, m.region);
-	if (ft_exchange(&m.r, &sh->ft, rank, m.n, opts.timeout_s) ||
-	    ft_join_all(&m.r, m.n, &set, &m.mc))
+	ft_set_prog("fault_trial");
+	if (member_setup(&m))
 		return 1;
 	atomic_fetch_add(&sh->go, 1);
-	for (iter = 1; iter < MAX_ITERS; iter++) {
-		ret = iteration(&m, iter);
-		atomic_store(&sh->iters[rank], iter);
+	for (m.iter = 1; m.iter <= (iters ? iters : FAULT_MAX_ITERS);
+	     m.iter++) {
+		ret = iteration(&m);
+		atomic_store(&sh->iters[rank], m.iter);
 		if (ret) {
-			count_lost(&m, iter);
-			return detected(&m, ret);
+			fault_detected(sh, rank, ret == -FI_ETIMEDOUT);
+			fault_count_lost(sh, rank, n, m.iter, m.got, poll_any,
+					 &m);
+			return FAULT_DETECTED;
 		}
 	}
 	return 0;
 }
 
-/* Queue and service files of this user that no live process holds. */
-static int count_leftovers(void)
+static int reap(void)
 {
-	char fab[32], svc[32], path[300];
-	struct dirent *de;
-	int fd, n = 0;
-	DIR *dir;
+	struct ft_res r;
 
-	snprintf(fab, sizeof(fab), "gba-fab-%u-", (unsigned)getuid());
-	snprintf(svc, sizeof(svc), "gba-svc-%u-", (unsigned)getuid());
-	dir = opendir("/dev/shm");
-	if (!dir)
-		return 0;
-	while ((de = readdir(dir))) {
-		if (strncmp(de->d_name, fab, strlen(fab)) &&
-		    strncmp(de->d_name, svc, strlen(svc)))
-			continue;
-		snprintf(path, sizeof(path), "/dev/shm/%s", de->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		if (!flock(fd, LOCK_EX | LOCK_NB)) {
-			n++;
-			if (opts.verbose)
-				fprintf(stderr, "fault_trial: leftover %s\n",
-					path);
-		}
-		close(fd);
-	}
-	closedir(dir);
-	return n;
-}
-
-/* A new endpoint after the trial, in a new process: reaps leftovers. */
-static int reap_by_new_endpoint(void)
-{
-	int status;
-	pid_t pid = fork();
-
-	if (pid < 0)
-		return -1;
-	if (!pid) {
-		struct ft_res r;
-
-		_exit(ft_open(&r, opts.prov, FI_MSG | FI_TAGGED) || ft_close(&r)
-			      ? 1
-			      : 0);
-	}
-	return waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
-			       !WEXITSTATUS(status)
-		       ? 0
-		       : -1;
+	return ft_open(&r, "gba", FI_MSG | FI_TAGGED) || ft_close(&r) ? -1 : 0;
 }
 
 int main(int argc, char **argv)
 {
-	int c, i, victim, stop = -1, survivors = 0, detected_n = 0, hangs = 0;
-	int timeouts = 0;
-	unsigned seed = (unsigned)time(NULL) ^ (unsigned)getpid();
-	long delay_max = 200, hang_ms = 10000, delay;
-	uint32_t lost = 0, bad = 0;
-	pid_t pids[FT_MAX_PROCS];
-	struct fault_shared *sh;
-	double fault_us, worst = 0;
-	int64_t iters = 0;
-	bool alive[FT_MAX_PROCS];
+	static const struct fault_stack fi = {
+		.name = "fi",
+		.member = member_run,
+		.reap = reap,
+		.points = 1u << GBA_FAULT_SLOT | 1u << GBA_FAULT_CHUNK |
+			  1u << GBA_FAULT_RMA | 1u << GBA_FAULT_BARRIER |
+			  1u << GBA_FAULT_TRIGGER,
+		.delivers_dead = true,
+	};
 
-	opts = (struct ft_opts){.prov = "gba", .nprocs = 4, .timeout_s = 60};
-	ft_set_prog("fault_trial");
-	while ((c = getopt(argc, argv, "p:n:T:s:d:k:w:W:vh")) != -1) {
-		switch (c) {
-		case 'p':
-			opts.prov = optarg;
-			break;
-		case 'n':
-			opts.nprocs = atoi(optarg);
-			break;
-		case 'T':
-			opts.timeout_s = atoi(optarg);
-			break;
-		case 's':
-			seed = (unsigned)strtoul(optarg, NULL, 0);
-			break;
-		case 'd':
-			delay_max = atol(optarg);
-			break;
-		case 'k':
-			stop = !strcmp(optarg, "stop")	   ? 1
-			       : !strcmp(optarg, "kill")   ? 0
-			       : !strcmp(optarg, "random") ? -1
-							   : -2;
-			break;
-		case 'w':
-			wait_ms = atoi(optarg);
-			break;
-		case 'W':
-			hang_ms = atol(optarg);
-			break;
-		case 'v':
-			opts.verbose = true;
-			break;
-		default:
-			goto usage;
-		}
-	}
-	if (opts.nprocs < 3 || opts.nprocs > FT_MAX_PROCS || stop == -2 ||
-	    delay_max < 0 || wait_ms <= 0 || hang_ms <= wait_ms)
-		goto usage;
-	srand(seed);
-	victim = rand() % opts.nprocs;
-	delay = delay_max ? rand() % (delay_max + 1) : 0;
-	if (stop < 0)
-		stop = rand() % 2;
-
-	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
-		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (sh == MAP_FAILED)
-		return 1;
-	fflush(NULL);
-	for (i = 0; i < opts.nprocs; i++) {
-		pids[i] = fork();
-		if (pids[i] < 0)
-			return 1;
-		if (!pids[i])
-			_exit(member_run(i, sh));
-		alive[i] = true;
-	}
-	/* all in the loop, then the fault */
-	for (i = 0;
-	     i < opts.timeout_s * 1000 && atomic_load(&sh->go) < opts.nprocs;
-	     i++)
-		usleep(1000);
-	usleep((useconds_t)delay * 1000);
-	fault_us = ft_now_us();
-	kill(pids[victim], stop ? SIGSTOP : SIGKILL);
-	alive[victim] = false;
-
-	/* the survivors end by themselves within the bound, or hang */
-	for (;;) {
-		int status, left = 0;
-		pid_t pid = waitpid(-1, &status, WNOHANG);
-
-		for (i = 0; i < opts.nprocs; i++) {
-			if (pid == pids[i] && i != victim) {
-				alive[i] = false;
-				survivors++;
-				if (WIFEXITED(status) &&
-				    WEXITSTATUS(status) == 10)
-					detected_n++;
-			}
-			left += alive[i];
-		}
-		if (!left)
-			break;
-		if (pid > 0)
-			continue;
-		if (ft_now_us() - fault_us > hang_ms * 1000.0) {
-			for (i = 0; i < opts.nprocs; i++)
-				if (alive[i] && i != victim) {
-					hangs++;
-					survivors++;
-					kill(pids[i], SIGKILL);
-					waitpid(pids[i], NULL, 0);
-					alive[i] = false;
-				}
-			break;
-		}
-		usleep(1000);
-	}
-	kill(pids[victim], SIGKILL);
-	waitpid(pids[victim], NULL, 0);
-
-	for (i = 0; i < opts.nprocs; i++) {
-		if (i == victim)
-			continue;
-		timeouts += atomic_load(&sh->result[i]) == -FI_ETIMEDOUT;
-		lost += atomic_load(&sh->lost[i]);
-		bad += atomic_load(&sh->bad[i]);
-		if (atomic_load(&sh->detect_us[i]) &&
-		    atomic_load(&sh->detect_us[i]) - fault_us > worst)
-			worst = (double)atomic_load(&sh->detect_us[i]) -
-				fault_us;
-		if (atomic_load(&sh->iters[i]) > iters)
-			iters = atomic_load(&sh->iters[i]);
-	}
-	c = reap_by_new_endpoint() ? -1 : count_leftovers();
-	printf("fault seed=%u kind=%s victim=%d at_ms=%ld iters=%lld "
-	       "survivors=%d detected=%d detect_ms=%.1f timeouts=%d hangs=%d "
-	       "lost=%u bad=%u leftovers=%d\n",
-	       seed, stop ? "stop" : "kill", victim, delay, (long long)iters,
-	       survivors, detected_n, worst / 1000.0, timeouts, hangs, lost,
-	       bad, c);
-	return detected_n == opts.nprocs - 1 && !hangs && !lost && !bad && !c
-		       ? 0
-		       : 1;
-usage:
-	fprintf(stderr,
-		"usage: %s [-p prov] [-n members (3..%d)] [-T s] [-s seed] "
-		"[-d max delay ms] [-k kill|stop|random] [-w wait ms] "
-		"[-W hang ms] [-v]\n",
-		argv[0], FT_MAX_PROCS);
-	return 2;
+	return fault_main(argc, argv, &fi);
 }

@@ -50,6 +50,7 @@
 #include <uct/api/uct.h>
 
 #include "uct_gba.h"
+#include "uct_test_ctx.h"
 
 #define MAX_MEMBERS 16
 #define KILL_AT 50	       /* -k: barrier the victim never arrives at */
@@ -103,89 +104,6 @@ struct shared {
 
 static struct shared *sh;
 
-/* UCT objects of one process */
-struct ctx {
-	uct_component_h *components;
-	unsigned num_components;
-	ucs_async_context_t *async;
-	uct_worker_h worker;
-	uct_md_h md;
-	uct_iface_config_t *iface_config;
-	uct_iface_h iface;
-	uct_tl_resource_desc_t *resources;
-};
-
-static uct_component_h find_component(struct ctx *c, const char *name)
-{
-	uct_component_attr_t attr;
-	unsigned i;
-
-	for (i = 0; i < c->num_components; i++) {
-		attr.field_mask = UCT_COMPONENT_ATTR_FIELD_NAME;
-		REQUIRE(uct_component_query(c->components[i], &attr) == UCS_OK);
-		if (!strcmp(attr.name, name))
-			return c->components[i];
-	}
-	return NULL;
-}
-
-/* Open the first md of component @name and an interface of its first
- * transport resource. */
-static void ctx_open(struct ctx *c, const char *name)
-{
-	uct_md_resource_desc_t md_resources[4];
-	uct_component_attr_t cattr;
-	uct_iface_params_t params;
-	uct_md_config_t *md_config;
-	uct_component_h comp;
-	unsigned num;
-
-	memset(c, 0, sizeof(*c));
-	REQUIRE(uct_query_components(&c->components, &c->num_components) ==
-		UCS_OK);
-	comp = find_component(c, name);
-	REQUIRE(comp != NULL);
-	cattr.field_mask = UCT_COMPONENT_ATTR_FIELD_MD_RESOURCE_COUNT;
-	REQUIRE(uct_component_query(comp, &cattr) == UCS_OK);
-	REQUIRE(cattr.md_resource_count >= 1 && cattr.md_resource_count <= 4);
-	cattr.field_mask = UCT_COMPONENT_ATTR_FIELD_MD_RESOURCES;
-	cattr.md_resources = md_resources;
-	REQUIRE(uct_component_query(comp, &cattr) == UCS_OK);
-	REQUIRE(uct_md_config_read(comp, NULL, NULL, &md_config) == UCS_OK);
-	REQUIRE(uct_md_open(comp, md_resources[0].md_name, md_config, &c->md) ==
-		UCS_OK);
-	uct_config_release(md_config);
-
-	REQUIRE(uct_md_query_tl_resources(c->md, &c->resources, &num) ==
-		UCS_OK);
-	REQUIRE(num >= 1);
-	REQUIRE(ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK,
-					 &c->async) == UCS_OK);
-	REQUIRE(uct_worker_create(c->async, UCS_THREAD_MODE_SINGLE,
-				  &c->worker) == UCS_OK);
-	REQUIRE(uct_md_iface_config_read(c->md, c->resources[0].tl_name, NULL,
-					 NULL, &c->iface_config) == UCS_OK);
-	memset(&params, 0, sizeof(params));
-	params.field_mask =
-		UCT_IFACE_PARAM_FIELD_OPEN_MODE | UCT_IFACE_PARAM_FIELD_DEVICE;
-	params.open_mode = UCT_IFACE_OPEN_MODE_DEVICE;
-	params.mode.device.tl_name = c->resources[0].tl_name;
-	params.mode.device.dev_name = c->resources[0].dev_name;
-	REQUIRE(uct_iface_open(c->md, c->worker, &params, c->iface_config,
-			       &c->iface) == UCS_OK);
-}
-
-static void ctx_close(struct ctx *c)
-{
-	uct_iface_close(c->iface);
-	uct_config_release(c->iface_config);
-	uct_worker_destroy(c->worker);
-	ucs_async_context_destroy(c->async);
-	uct_release_tl_resource_list(c->resources);
-	uct_md_close(c->md);
-	uct_release_component_list(c->components);
-}
-
 static uct_gba_group_params_t group_params(uint64_t key, uint32_t count,
 					   uint32_t id)
 {
@@ -231,11 +149,11 @@ static uint64_t flag_load(const volatile uint64_t *flag)
 
 /* ---- one process: the API and its errors ------------------------------- */
 
-static void test_params(struct ctx *c)
+static void test_params(struct uct_test_ctx *c)
 {
 	uct_gba_group_params_t p = group_params(0x5eed, 2, 0);
 	uct_gba_group_h g = (uct_gba_group_h)&p;
-	struct ctx self;
+	struct uct_test_ctx self;
 
 	CHECK_STATUS(uct_gba_group_create(NULL, &p, &g), UCS_ERR_INVALID_PARAM);
 	CHECK_STATUS(uct_gba_group_create(c->iface, NULL, &g),
@@ -263,11 +181,11 @@ static void test_params(struct ctx *c)
 		     UCS_ERR_INVALID_PARAM);
 
 	/* an interface of another transport (UCX's own "self") */
-	ctx_open(&self, "self");
+	uct_test_ctx_open(&self, "self", NULL, NULL);
 	p = group_params(0x5eed, 2, 0);
 	CHECK_STATUS(uct_gba_group_create(self.iface, &p, &g),
 		     UCS_ERR_INVALID_PARAM);
-	ctx_close(&self);
+	uct_test_ctx_close(&self);
 
 	/* NULL handles */
 	uct_gba_group_destroy(NULL);
@@ -286,7 +204,7 @@ static void test_params(struct ctx *c)
 }
 
 /* The switch endpoint of a one-member group: every arrival releases */
-static void test_switch_ep(struct ctx *c)
+static void test_switch_ep(struct uct_test_ctx *c)
 {
 	uct_gba_group_params_t p = group_params(0xabc, 1, 0);
 	uct_gba_group_attr_t a, b;
@@ -474,7 +392,7 @@ static void test_switch_ep(struct ctx *c)
 
 /* 32 hardware groups, then UCS_ERR_NO_RESOURCE; 708 members; a wait that
  * times out */
-static void test_limits(struct ctx *c)
+static void test_limits(struct uct_test_ctx *c)
 {
 	uct_gba_group_h g[UCT_GBA_MAX_GROUPS + 1], big;
 	uct_gba_group_params_t p;
@@ -617,13 +535,13 @@ static int member_main(int n, int iters, int kill_mode, int control)
 	ucs_status_t status;
 	uct_gba_group_attr_t a;
 	uct_gba_group_h g;
-	struct ctx c;
+	struct uct_test_ctx c;
 	uint64_t t0, dt;
 	uint32_t k, seq;
 	int lat_iters = 2000 / n;
 
 	alarm(WATCHDOG_S);
-	ctx_open(&c, "gba");
+	uct_test_ctx_open(&c, "gba", NULL, NULL);
 	REQUIRE(uct_gba_group_create(c.iface, &p, &g) == UCS_OK);
 	a = group_query(g);
 	CHECK(a.member_id == (uint32_t)member);
@@ -700,7 +618,7 @@ static int member_main(int n, int iters, int kill_mode, int control)
 	/* no member leaves in the middle of a barrier: the last one releases
 	 * only when all arrived, and everyone has been released */
 	uct_gba_group_destroy(g);
-	ctx_close(&c);
+	uct_test_ctx_close(&c);
 	return failures ? 3 : 0;
 }
 
@@ -760,7 +678,7 @@ int main(int argc, char **argv)
 	int opt, n = 0, iters = 1000, kill_mode = 0, control = 0;
 	const char *named = NULL;
 	char device[300];
-	struct ctx c;
+	struct uct_test_ctx c;
 
 	while ((opt = getopt(argc, argv, "n:i:kxD:")) != -1) {
 		switch (opt) {
@@ -815,11 +733,11 @@ int main(int argc, char **argv)
 	/* on stdout, where UCX logs */
 	printf("(errors about bad group parameters, a foreign interface and "
 	       "member id 0 are expected)\n");
-	ctx_open(&c, "gba");
+	uct_test_ctx_open(&c, "gba", NULL, NULL);
 	test_params(&c);
 	test_switch_ep(&c);
 	test_limits(&c);
-	ctx_close(&c);
+	uct_test_ctx_close(&c);
 	if (failures) {
 		fprintf(stderr, "%d check(s) failed\n", failures);
 		return 1;

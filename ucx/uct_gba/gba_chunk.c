@@ -12,6 +12,7 @@
 #include "gba_chunk.h"
 
 #include <gba/gba.h>
+#include <gba/gba_fault.h>
 
 #include <ucs/debug/log.h>
 #include <ucs/arch/cpu.h>
@@ -220,6 +221,7 @@ ucs_status_t uct_gba_chunk_recv(uct_gba_chunks_t *chunks, uint32_t pid,
     }
 
     ucs_memory_cpu_load_fence();
+    gba_fault(GBA_FAULT_CHUNK);
     *data_p = base + notice->offset + UCT_GBA_CHUNK_HDR;
     return UCS_OK;
 }

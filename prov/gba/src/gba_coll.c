@@ -110,7 +110,8 @@ static inline int gba_mc_test(struct gba_mc *mc)
 						       __ATOMIC_ACQUIRE),
 			    mc->seq))
 		return 1;
-	if (mc->waits % GBA_TEST_POLLS)
+	/* past the spin, each poll may yield: then test every one */
+	if (mc->waits % GBA_TEST_POLLS && mc->waits < mc->spin_polls)
 		return 0;
 	return gba_group_test(mc->grp, mc->seq);
 }

@@ -18,7 +18,10 @@ struct gba_barrier_op {
 /*
  * Progress reads the head's release flag itself; gba_group_test (the
  * switch's error flags, lost peers) runs on the first unreleased poll of
- * a barrier and on every GBA_TEST_POLLS-th after.
+ * a barrier and on every GBA_TEST_POLLS-th after, on every poll once past
+ * the spin (struct gba_mc.spin_polls: progress may then yield on each; a
+ * dead member went unnoticed for seconds under load with 16 yields
+ * between tests).
  */
 #define GBA_TEST_POLLS 16
 /* Polls of an unreleased barrier between clock reads (timeout). */

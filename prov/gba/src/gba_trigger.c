@@ -29,6 +29,8 @@
 #include <sched.h>
 #include <stdlib.h>
 
+#include <gba/gba_fault.h>
+
 #include "gba_ep.h"
 
 /*
@@ -216,6 +218,7 @@ static void gba_trigger_run_due(struct gba_cntr *cntr)
 		       "trigger %p fires (threshold %llu)\n", (void *)trig,
 		       (unsigned long long)trig->threshold);
 		own_memory = trig->discard != NULL; /* run owns it */
+		gba_fault(GBA_FAULT_TRIGGER);
 		trig->run(trig);
 		if (!own_memory)
 			free(trig);
