@@ -1,0 +1,100 @@
+#!/bin/sh
+# Run a soak program (soak_barrier, soak_mixed) and sample its member
+# processes (the program's children) every -i seconds: RSS (VmRSS of
+# /proc/<pid>/status), open descriptors (/proc/<pid>/fd) and the entries
+# of /dev/shm.  Sample -w is the baseline taken after warm-up; every later
+# sample must stay within RSS + max(SOAK_RSS_TOL_KB (default 2048),
+# 5 %), descriptors + 0 and /dev/shm entries + 0 of it.  Fails as well
+# when the program fails or no sample follows the baseline (too short to
+# judge).  Samples go to -l (default: stdout), a summary to stdout.
+#
+# usage: soak_sample.sh [-i s] [-w samples] [-l log] -- program args...
+set -u
+interval=60
+warmup=2
+log=/dev/stdout
+usage() {
+	echo "usage: $0 [-i seconds] [-w warm-up samples] [-l log] -- cmd..." >&2
+	exit 2
+}
+while getopts i:w:l: c; do
+	case $c in
+	i) interval=$OPTARG ;;
+	w) warmup=$OPTARG ;;
+	l) log=$OPTARG ;;
+	*) usage ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ $# -gt 0 ] && [ "$warmup" -ge 1 ] && [ "$interval" -ge 1 ] || usage
+tol=${SOAK_RSS_TOL_KB:-2048}
+
+"$@" &
+pid=$!
+trap 'kill $pid 2>/dev/null' EXIT INT TERM
+start=$(date +%s)
+n=0
+fail=0
+after=0
+members=
+
+# value of variable "$1_$2" (per member pid)
+get() { eval "echo \${$1_$2:-}"; }
+
+while :; do
+	t=0
+	while [ $t -lt "$interval" ] && kill -0 $pid 2>/dev/null; do
+		sleep 1
+		t=$((t + 1))
+	done
+	kill -0 $pid 2>/dev/null || break
+	n=$((n + 1))
+	now=$(($(date +%s) - start))
+	shm=$(ls -A /dev/shm | wc -l)
+	for p in $(cat /proc/$pid/task/$pid/children 2>/dev/null); do
+		rss=$(awk '/^VmRSS:/ { print $2 }' /proc/$p/status 2>/dev/null)
+		[ -n "$rss" ] || continue
+		fds=$(ls /proc/$p/fd 2>/dev/null | wc -l)
+		echo "sample $n t=${now}s pid=$p rss_kb=$rss fds=$fds shm=$shm" >>"$log"
+		eval "last_rss_$p=$rss last_fds_$p=$fds"
+		if [ $n -eq "$warmup" ]; then
+			eval "base_rss_$p=$rss base_fds_$p=$fds base_shm=$shm"
+			members="$members $p"
+			continue
+		fi
+		[ $n -gt "$warmup" ] || continue
+		after=$n
+		brss=$(get base_rss "$p")
+		[ -n "$brss" ] || continue
+		lim=$((brss + tol))
+		[ $((brss + brss / 20)) -gt $lim ] && lim=$((brss + brss / 20))
+		if [ "$rss" -gt $lim ]; then
+			echo "FAIL: sample $n: pid $p RSS $rss kB > $lim kB (baseline $brss kB)"
+			fail=1
+		fi
+		if [ "$fds" -gt "$(get base_fds "$p")" ]; then
+			echo "FAIL: sample $n: pid $p $fds descriptors (baseline $(get base_fds "$p"))"
+			fail=1
+		fi
+		if [ "$shm" -gt "$base_shm" ]; then
+			echo "FAIL: sample $n: $shm /dev/shm entries (baseline $base_shm)"
+			fail=1
+		fi
+	done
+done
+wait $pid
+rc=$?
+trap - EXIT INT TERM
+for p in $members; do
+	echo "soak_sample: pid $p: rss_kb $(get base_rss "$p") -> $(get last_rss "$p"), fds $(get base_fds "$p") -> $(get last_fds "$p")"
+done
+echo "soak_sample: $n samples every ${interval}s, baseline sample $warmup, /dev/shm entries ${base_shm:-?} -> ${shm:-?}, program exit $rc"
+if [ $rc != 0 ]; then
+	echo "FAIL: $1 exited with $rc"
+	fail=1
+fi
+if [ "$after" -le "$warmup" ]; then
+	echo "FAIL: no sample after the baseline (run too short for -i $interval -w $warmup)"
+	fail=1
+fi
+exit $fail
