@@ -21,6 +21,13 @@ export FI_PROVIDER=gba
 case "${GBA_DEVICE:-}" in
 emu:/*) trap 'rm -f "/dev/shm/${GBA_DEVICE#emu:/}"' EXIT ;;
 esac
+# Under the sanitizers (GBA_SAN_PRELOAD: an ASan or TSan build) RSS is
+# the runtime's as much as the program's (ASan's quarantine of freed
+# blocks, TSan's shadow and history grow for minutes): only descriptors
+# and /dev/shm entries are held flat there.
+if [ -n "${GBA_SAN_PRELOAD:-}" ]; then
+	export SOAK_RSS_TOL_KB=${SOAK_RSS_TOL_KB:-1048576}
+fi
 barriers=${SOAK_BARRIERS:-1000000}
 bsecs=${SOAK_BARRIER_SECONDS:-0}
 bint=${SOAK_BARRIER_INTERVAL:-10}
