@@ -30,8 +30,7 @@ struct soak_barrier_shared {
 };
 
 /* Members whose slot is still below @k: each is an early release. */
-static long count_early(struct soak_barrier_shared *sh, int n, int rank,
-			long k)
+static long count_early(struct soak_barrier_shared *sh, int n, int rank, long k)
 {
 	long early = 0, v;
 	int i;

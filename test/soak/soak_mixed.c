@@ -80,14 +80,15 @@ struct mixed {
 	size_t wlen;
 	uint64_t add_v, fetch_v, fetch_old, right_total;
 	struct fi_triggered_context tctx;
-	int pending;			  /* completions still due */
+	int pending; /* completions still due */
 	bool write_done, read_done, barrier_done;
 	uint64_t msgs, bytes, writes, reads, atomics;
 };
 
 static uint64_t msg_sum(const struct soak_msg *m, size_t payload)
 {
-	uint64_t h = 0xcbf29ce484222325ULL ^ m->rank ^ ((uint64_t)m->round << 32);
+	uint64_t h =
+		0xcbf29ce484222325ULL ^ m->rank ^ ((uint64_t)m->round << 32);
 	size_t i;
 
 	for (i = 0; i < payload; i++)
@@ -113,8 +114,8 @@ static void pat_fill(uint8_t *buf, size_t len, int rank, uint32_t k)
 }
 
 /* Does the slot at @buf hold @rank's pattern of round @k? */
-static int pat_check(struct mixed *m, const uint8_t *buf, int rank,
-		     uint32_t k, const char *what)
+static int pat_check(struct mixed *m, const uint8_t *buf, int rank, uint32_t k,
+		     const char *what)
 {
 	uint32_t hdr[2];
 	size_t i;
@@ -143,8 +144,8 @@ static size_t rand_len(size_t min, size_t max)
 }
 
 /* Check a received message of round @k from member @s. */
-static int check_msg(struct mixed *m, const struct fi_cq_data_entry *c,
-		     int s, uint32_t k)
+static int check_msg(struct mixed *m, const struct fi_cq_data_entry *c, int s,
+		     uint32_t k)
 {
 	const struct soak_msg *msg = &m->rx[s];
 	size_t hdr = offsetof(struct soak_msg, data);
@@ -164,8 +165,7 @@ static int check_msg(struct mixed *m, const struct fi_cq_data_entry *c,
 }
 
 /* Account for one completion of round @k. */
-static int handle(struct mixed *m, const struct fi_cq_data_entry *c,
-		  uint32_t k)
+static int handle(struct mixed *m, const struct fi_cq_data_entry *c, uint32_t k)
 {
 	const char *ctx = c->op_context;
 
@@ -249,7 +249,8 @@ static int round_msgs(struct mixed *m, uint32_t k)
 		if (s != m->rank)
 			SOAK_POST(m, k,
 				  fi_trecv(m->r.ep, &m->rx[s], sizeof(m->rx[s]),
-					   NULL, (fi_addr_t)s, k, 0, &m->rx[s]));
+					   NULL, (fi_addr_t)s, k, 0,
+					   &m->rx[s]));
 	len = rand_len(hdr, sizeof(*m->tx));
 	m->tx->rank = (uint32_t)m->rank;
 	m->tx->round = k;
@@ -287,9 +288,8 @@ static int round_rma(struct mixed *m, uint32_t k)
 	pat_fill(m->wbuf, m->wlen, m->rank, k);
 	m->write_done = m->read_done = false;
 	SOAK_POST(m, k,
-		  fi_write(m->r.ep, m->wbuf, m->wlen, NULL,
-			   (fi_addr_t)m->right, raddr, m->sh->key[m->right],
-			   m->wbuf));
+		  fi_write(m->r.ep, m->wbuf, m->wlen, NULL, (fi_addr_t)m->right,
+			   raddr, m->sh->key[m->right], m->wbuf));
 	ret = wait_for(m, k, &m->write_done);
 	if (ret)
 		return ret;
@@ -331,8 +331,9 @@ static int round_chain(struct mixed *m, uint32_t k)
 	m->tctx.trigger.threshold.cntr = m->done;
 	m->tctx.trigger.threshold.threshold = k;
 	m->barrier_done = false;
-	SOAK_POST(m, k,
-		  fi_barrier2(m->r.ep, fi_mc_addr(m->mc), FI_TRIGGER, &m->tctx));
+	SOAK_POST(
+		m, k,
+		fi_barrier2(m->r.ep, fi_mc_addr(m->mc), FI_TRIGGER, &m->tctx));
 	if (m->o->delay_us && !(rand() & 3))
 		usleep((useconds_t)(rand() % (m->o->delay_us + 1)));
 	FT_CHECK(fi_cntr_add(m->go, 1));
@@ -410,8 +411,7 @@ static int setup(struct mixed *m)
 	FT_CHECK(fi_cntr_open(m->r.domain, &cattr, &m->done, NULL));
 	m->sh->key[m->rank] = fi_mr_key(m->mr);
 	m->sh->addr[m->rank] = ft_rma_addr(&m->r, m->region, m->region);
-	ret = ft_exchange(&m->r, &m->sh->hdr, m->rank, m->n,
-			  m->o->timeout_s);
+	ret = ft_exchange(&m->r, &m->sh->hdr, m->rank, m->n, m->o->timeout_s);
 	if (ret)
 		return ret;
 	return ft_join_all(&m->r, m->n, &m->set, &m->mc);
