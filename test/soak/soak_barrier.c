@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "gba_ft_common.h"
-#include "soak_stop.h"
+#include "soak_run.h"
 
 struct soak_barrier_shared {
 	struct ft_shared hdr; /* first: names */
@@ -87,6 +87,7 @@ static int soak_barrier_child(int rank, void *shared, const struct ft_opts *o)
 		early = count_early(sh, o->nprocs, rank, k);
 		if (early)
 			atomic_fetch_add(&sh->early, early);
+		soak_ready(rank, k);
 		if (soak_stop_after(&sh->stop, rank, k, o->iters, end_ms))
 			break;
 	}

@@ -40,7 +40,7 @@
 #include <unistd.h>
 
 #include "gba_ft_common.h"
-#include "soak_stop.h"
+#include "soak_run.h"
 
 #define MSG_MAX (64 * 1024)
 #define RMA_MAX 8192
@@ -467,6 +467,7 @@ static int soak_mixed_child(int rank, void *shared, const struct ft_opts *o)
 				rank, k);
 			return ret;
 		}
+		soak_ready(rank, k);
 		if (soak_stop_after(&m.sh->stop, rank, k, o->iters, end_ms))
 			break;
 	}

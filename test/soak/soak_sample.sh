@@ -1,6 +1,7 @@
 #!/bin/sh
 # Run a soak program (soak_barrier, soak_mixed) and sample its member
-# processes (the program's children) every -i seconds: RSS (VmRSS of
+# processes (the program's children) every -i seconds once they all run
+# (the program creates SOAK_READY_FILE): RSS (VmRSS of
 # /proc/<pid>/status), open descriptors (/proc/<pid>/fd) and the entries
 # of /dev/shm.  Sample -w is the baseline taken after warm-up; every later
 # sample must stay within RSS + max(SOAK_RSS_TOL_KB (default 2048),
@@ -29,9 +30,12 @@ shift $((OPTIND - 1))
 [ $# -gt 0 ] && [ "$warmup" -ge 1 ] && [ "$interval" -ge 1 ] || usage
 tol=${SOAK_RSS_TOL_KB:-2048}
 
+# the program creates it once all its members run (soak_run.h)
+SOAK_READY_FILE=$(mktemp -u "${TMPDIR:-/tmp}/soak-ready.XXXXXX")
+export SOAK_READY_FILE
 "$@" &
 pid=$!
-trap 'kill $pid 2>/dev/null' EXIT INT TERM
+trap 'kill $pid 2>/dev/null; rm -f "$SOAK_READY_FILE"' EXIT INT TERM
 start=$(date +%s)
 n=0
 fail=0
@@ -48,6 +52,8 @@ while :; do
 		t=$((t + 1))
 	done
 	kill -0 $pid 2>/dev/null || break
+	# samples count from the program's start, not its processes' setup
+	[ -e "$SOAK_READY_FILE" ] || continue
 	n=$((n + 1))
 	now=$(($(date +%s) - start))
 	shm=$(ls -A /dev/shm | wc -l)
@@ -90,6 +96,7 @@ while :; do
 done
 wait $pid
 rc=$?
+rm -f "$SOAK_READY_FILE"
 trap - EXIT INT TERM
 for p in $members; do
 	echo "soak_sample: pid $p: rss_kb $(get base_rss "$p") -> $(get last_rss "$p"), fds $(get base_fds "$p") -> $(get last_fds "$p")"

@@ -1,11 +1,14 @@
 /*
- * The end of a soak run, agreed by all members without a message: rank
- * 0 decides, the others learn it from shared memory.  Every member calls
- * soak_stop_after() once it completed the collective step (a barrier)
- * of round @k; all members stop after the same round.
+ * The start and the end of a soak run.  The start: once every member is
+ * set up and past its first round, rank 0 creates the file named by
+ * SOAK_READY_FILE (soak_sample.sh's cue to start its warm-up).  The end,
+ * agreed by all members without a message: rank 0 decides, the others
+ * learn it from shared memory.  Every member calls soak_stop_after()
+ * once it completed the collective step (a barrier) of round @k; all
+ * members stop after the same round.
  */
-#ifndef SOAK_STOP_H
-#define SOAK_STOP_H
+#ifndef SOAK_RUN_H
+#define SOAK_RUN_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -25,5 +28,11 @@ struct soak_stop {
  */
 bool soak_stop_after(struct soak_stop *s, int rank, long k, long max_k,
 		     uint64_t end_ms);
+
+/*
+ * Called by every member after round @k: rank 0 creates SOAK_READY_FILE
+ * (if set) after round 1, when every member has joined and run a round.
+ */
+void soak_ready(int rank, long k);
 
 #endif
