@@ -13,7 +13,7 @@
 set -u
 interval=60
 warmup=2
-log=/dev/stdout
+log=
 usage() {
 	echo "usage: $0 [-i seconds] [-w warm-up samples] [-l log] -- cmd..." >&2
 	exit 2
@@ -88,7 +88,9 @@ while :; do
 			fail=1
 		fi
 	done
-	echo "sample $n t=${now}s shm=$shm rss_kb=${rsss# } fds=${fdss# }" >>"$log"
+	line="sample $n t=${now}s shm=$shm rss_kb=${rsss# } fds=${fdss# }"
+	# stdout itself, not /dev/stdout reopened (its own offset in a file)
+	if [ -n "$log" ]; then echo "$line" >>"$log"; else echo "$line"; fi
 	if [ $n -gt "$warmup" ] && [ "$shm" -gt "${base_shm:-$shm}" ]; then
 		echo "FAIL: sample $n: $shm /dev/shm entries (baseline $base_shm)"
 		fail=1
