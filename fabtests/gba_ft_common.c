@@ -50,6 +50,7 @@ static void ft_usage(const char *name, const char *usage)
 		"  -I <number>     iterations\n"
 		"  -n <number>     processes (forked by the program, max %d)\n"
 		"  -T <seconds>    fail if the run takes longer\n"
+		"  -D <seconds>    run length, for the programs that have one\n"
 		"  -v              verbose\n"
 		"  -h              this help\n%s",
 		name, FT_MAX_PROCS, usage ? usage : "");
@@ -61,7 +62,7 @@ int ft_parse(int argc, char **argv, struct ft_opts *o, const char *name,
 	int c;
 
 	ft_prog = name;
-	while ((c = getopt(argc, argv, "p:I:n:T:r:tvh")) != -1) {
+	while ((c = getopt(argc, argv, "p:I:n:T:D:r:tvh")) != -1) {
 		switch (c) {
 		case 'p':
 			o->prov = optarg;
@@ -74,6 +75,9 @@ int ft_parse(int argc, char **argv, struct ft_opts *o, const char *name,
 			break;
 		case 'T':
 			o->timeout_s = atoi(optarg);
+			break;
+		case 'D':
+			o->duration_s = atoi(optarg);
 			break;
 		case 'r':
 			o->delay_us = atoi(optarg);
@@ -93,7 +97,7 @@ int ft_parse(int argc, char **argv, struct ft_opts *o, const char *name,
 		}
 	}
 	if (o->nprocs < 1 || o->nprocs > FT_MAX_PROCS || o->iters < 0 ||
-	    o->timeout_s < 1 || o->delay_us < 0) {
+	    o->timeout_s < 1 || o->delay_us < 0 || o->duration_s < 0) {
 		fprintf(stderr, "%s: bad option value\n", name);
 		ft_usage(name, usage);
 		exit(2);

@@ -1,7 +1,7 @@
 /*
  * Shared code of the gba conformance programs (fi_gba_*), in the style of
  * libfabric's fabtests: option parsing (-p provider, -I iterations, -n
- * processes, -T timeout, -v), a launcher that forks the processes of a
+ * processes, -T timeout, -D run length, -v), a launcher that forks the processes of a
  * test and exchanges their endpoint names through a shared mapping, the
  * usual objects (fabric, domain, EQ, CQ, AV, endpoint, counter) and
  * waits with timeouts.  Every helper prints what failed and returns a
@@ -34,6 +34,7 @@ struct ft_opts {
 	long iters;	  /* -I */
 	int nprocs;	  /* -n */
 	int timeout_s;	  /* -T: whole run */
+	int duration_s;	  /* -D: run length (0: by -I only) */
 	int delay_us;	  /* -r: random delay bound */
 	bool triggered;	  /* -t */
 	bool verbose;	  /* -v */

@@ -205,8 +205,9 @@ int gba_eng_peer_get(struct gba_eng_ep *ep, const struct gba_addr *addr,
 	if (peer->addr.pid != ep->addr.pid && !gba_eng_knows_pid(ep, addr->pid))
 		ep->nprocs++;
 	HASH_ADD(hh, ep->peers, key, sizeof(peer->key), peer);
+	/* read by gba_eng_poll's lock-free callers */
 	if (ep->nprocs + 1 > ep->ncpus)
-		ep->oversubscribed = true;
+		__atomic_store_n(&ep->oversubscribed, true, __ATOMIC_RELAXED);
 	*peerp = peer;
 	return 0;
 }
@@ -255,7 +256,7 @@ struct gba_eng_op *gba_eng_op_alloc(struct gba_eng_ep *ep,
 	op->result = NULL;
 	op->result_len = 0;
 	peer->nops++;
-	ep->nops++;
+	__atomic_store_n(&ep->nops, ep->nops + 1, __ATOMIC_RELAXED);
 	return op;
 }
 
@@ -280,7 +281,7 @@ struct gba_eng_op *gba_eng_op_find(struct gba_eng_ep *ep, uint32_t id)
 void gba_eng_op_free(struct gba_eng_ep *ep, struct gba_eng_op *op)
 {
 	op->peer->nops--;
-	ep->nops--;
+	__atomic_store_n(&ep->nops, ep->nops - 1, __ATOMIC_RELAXED);
 	op->peer = NULL;
 	op->gen++;
 	op->next_free = ep->free_op;
@@ -345,9 +346,10 @@ void gba_eng_answer(struct gba_eng_ep *ep, struct gba_eng_peer *peer,
 	bl->len = len;
 	if (len)
 		memcpy(bl->payload, payload, len);
-	*ep->backlog_tail = bl;
+	/* ep->backlog when empty: gba_eng_poll reads it without the lock */
+	__atomic_store_n(ep->backlog_tail, bl, __ATOMIC_RELAXED);
 	ep->backlog_tail = &bl->next;
-	ep->nbacklog++;
+	__atomic_store_n(&ep->nbacklog, ep->nbacklog + 1, __ATOMIC_RELAXED);
 }
 
 /* Retry the backlog in order; stop at the first that still does not fit. */
@@ -359,10 +361,11 @@ static void backlog_flush(struct gba_eng_ep *ep)
 		if (!bl->peer->dead &&
 		    answer_try(ep, bl->peer, &bl->hdr, bl->payload, bl->len))
 			break;
-		ep->backlog = bl->next;
+		__atomic_store_n(&ep->backlog, bl->next, __ATOMIC_RELAXED);
 		if (!ep->backlog)
 			ep->backlog_tail = &ep->backlog;
-		ep->nbacklog--;
+		__atomic_store_n(&ep->nbacklog, ep->nbacklog - 1,
+				 __ATOMIC_RELAXED);
 		free(bl);
 	}
 }
@@ -456,7 +459,8 @@ static inline uint32_t idle_poll(struct gba_eng_ep *ep)
 	 * short spin.  With a core each, spin: a yield would hand the core to
 	 * whatever else runs on the host, for a whole time slice.
 	 */
-	if (polls % GBA_ENG_YIELD_POLLS == 0 && ep->oversubscribed)
+	if (polls % GBA_ENG_YIELD_POLLS == 0 &&
+	    __atomic_load_n(&ep->oversubscribed, __ATOMIC_RELAXED))
 		sched_yield();
 	return polls;
 }
@@ -527,5 +531,7 @@ int gba_eng_progress(struct gba_eng_ep *ep)
 
 size_t gba_eng_busy(const struct gba_eng_ep *ep)
 {
-	return ep->nops + ep->nbacklog;
+	/* a hint read without the endpoint's lock (progress thread) */
+	return __atomic_load_n(&ep->nops, __ATOMIC_RELAXED) +
+	       __atomic_load_n(&ep->nbacklog, __ATOMIC_RELAXED);
 }

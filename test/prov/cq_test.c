@@ -686,18 +686,25 @@ struct small_ep {
 	fi_addr_t peer;
 };
 
-static void small_ep_open(struct small_ep *s, size_t cq_size)
+/* An endpoint of @info (t_info: the domain's) with a CQ of @cq_size. */
+static void small_ep_open_info(struct small_ep *s, struct fi_info *info,
+			       size_t cq_size)
 {
 	struct fi_av_attr av_attr = {.type = FI_AV_TABLE};
 	struct fi_cq_attr cq_attr = {.size = cq_size,
 				     .format = FI_CQ_FORMAT_TAGGED};
 
-	cr_assert_eq(fi_endpoint(t_domain, t_info, &s->ep, NULL), 0);
+	cr_assert_eq(fi_endpoint(t_domain, info, &s->ep, NULL), 0);
 	cr_assert_eq(fi_av_open(t_domain, &av_attr, &s->av, NULL), 0);
 	cr_assert_eq(fi_cq_open(t_domain, &cq_attr, &s->cq, NULL), 0);
 	cr_assert_eq(fi_ep_bind(s->ep, &s->av->fid, 0), 0);
 	cr_assert_eq(fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV), 0);
 	cr_assert_eq(fi_enable(s->ep), 0);
+}
+
+static void small_ep_open(struct small_ep *s, size_t cq_size)
+{
+	small_ep_open_info(s, t_info, cq_size);
 }
 
 /* Make @a and @b know each other (s->peer). */
@@ -830,6 +837,48 @@ Test(cq, send_completions_overrunning_a_small_cq)
 	}
 	cr_expect_eq(nlarge, 4);
 	cr_expect_eq(nsmall, 4);
+	small_ep_close(&a);
+	small_ep_close(&b);
+}
+
+/*
+ * A message that arrives before the receiver inserted its sender into
+ * its AV (taken by progress as unexpected, from an unknown source) still
+ * matches a directed receive posted after the insertion.  The progress
+ * thread takes messages as soon as they land, so a peer that inserted
+ * and sent first would otherwise never be received from (the soak hung).
+ */
+Test(cq, directed_receive_of_a_message_before_av_insert)
+{
+	struct fi_info *info = fi_dupinfo(t_info);
+	struct small_ep a, b;
+	struct fi_cq_tagged_entry e;
+	uint64_t sbuf = 42, rbuf = 0;
+	char name[64];
+	size_t len = sizeof(name);
+	int i;
+
+	cr_assert_not_null(info);
+	info->caps |= FI_TAGGED | FI_DIRECTED_RECV;
+	small_ep_open(&a, 64);
+	small_ep_open_info(&b, info, 64);
+	fi_freeinfo(info);
+	cr_assert_eq(fi_getname(&b.ep->fid, name, &len), 0);
+	cr_assert_eq(fi_av_insert(a.av, name, 1, &a.peer, 0, NULL), 1);
+	cr_assert_eq(fi_tinject(a.ep, &sbuf, sizeof(sbuf), a.peer, 7), 0);
+	/* b's progress takes the message, its sender not in b's AV yet */
+	for (i = 0; i < 100; i++)
+		cr_assert_eq(fi_cq_read(b.cq, &e, 1), -FI_EAGAIN);
+	len = sizeof(name);
+	cr_assert_eq(fi_getname(&a.ep->fid, name, &len), 0);
+	cr_assert_eq(fi_av_insert(b.av, name, 1, &b.peer, 0, NULL), 1);
+	cr_assert_eq(fi_trecv(b.ep, &rbuf, sizeof(rbuf), NULL, b.peer, 7, 0,
+			      &rbuf),
+		     0);
+	cr_assert_eq(drain(&b, NULL, &e, 1), 1,
+		     "the directed receive did not match the message");
+	cr_expect_eq(e.op_context, &rbuf);
+	cr_expect_eq(rbuf, 42);
 	small_ep_close(&a);
 	small_ep_close(&b);
 }

@@ -225,6 +225,20 @@ void gba_msg_arrived(struct gba_ep *ep, struct gba_eng_rx *rx)
 	TAILQ_INSERT_TAIL(&ep->unexp[tagged], u, entry);
 }
 
+/*
+ * The source of unexpected @u, looked up again while it is
+ * FI_ADDR_NOTAVAIL: a message can arrive (taken by the progress thread,
+ * or by progress on another endpoint's behalf) before the receiver
+ * inserted its sender into the AV, and must still match a directed
+ * receive posted after the insertion.
+ */
+static fi_addr_t gba_unexp_src(struct gba_ep *ep, struct gba_unexp *u)
+{
+	if (u->src == FI_ADDR_NOTAVAIL)
+		u->src = gba_peer_src(ep, &u->rx->src);
+	return u->src;
+}
+
 /* First unclaimed unexpected message matching @re, or NULL. */
 static struct gba_unexp *gba_msg_find_unexp(struct gba_ep *ep,
 					    const struct gba_rx_entry *re)
@@ -233,7 +247,8 @@ static struct gba_unexp *gba_msg_find_unexp(struct gba_ep *ep,
 	struct gba_unexp *u;
 
 	TAILQ_FOREACH(u, &ep->unexp[tagged], entry)
-		if (!u->claimed && gba_msg_match(re, u->src, u->rx->tag))
+		if (!u->claimed &&
+		    gba_msg_match(re, gba_unexp_src(ep, u), u->rx->tag))
 			return u;
 	return NULL;
 }
