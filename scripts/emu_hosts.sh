@@ -394,9 +394,12 @@ cmd_up() {
 		ip -4 addr show | grep -q "inet $NET\."; then
 		die "$NET.0/24 is in use on this machine (set GBA_HOSTS_NET)"
 	fi
-	[ ! -e "$DIR" ] || [ -f "$DIR/.gba-emu-hosts" ] ||
-		die "$DIR exists and was not made by $prog"
-	rm -rf "$DIR"
+	# DIR: new, empty, or left by an earlier run of this script
+	if [ -f "$DIR/.gba-emu-hosts" ]; then
+		rm -rf "$DIR"
+	elif [ -e "$DIR" ] && [ -n "$(ls -A "$DIR" 2>/dev/null)" ]; then
+		die "$DIR exists, is not empty and was not made by $prog"
+	fi
 	mkdir -m 0700 -p "$DIR" || die "cannot make $DIR"
 	# from here on, a failure tears down what was made
 	trap 'echo "$prog: up failed, tearing down" >&2; cmd_down' EXIT
