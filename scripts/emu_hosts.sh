@@ -359,18 +359,22 @@ up_host() {
 	# sshd in all of the host's namespaces; its own session
 	env "$MARK=$DIR" setsid nsenter -t "$pid" -n -u -m -- \
 		"$SSHD" -D -f "$DIR/$h/sshd_config" -E "$DIR/$h/sshd.log" \
-		</dev/null >/dev/null 2>&1 &
+		</dev/null >"$DIR/$h/sshd.out" 2>&1 &
+	echo $! >"$DIR/$h/sshd.started"
 }
 
 # wait_sshd K: wait until host K's sshd takes logins, up to 10 s
 wait_sshd() {
 	h=gba-h$1
+	sp=$(cat "$DIR/$h/sshd.started")
 	i=0
 	until ssh -F "$DIR/ssh_config" -o ConnectTimeout=2 "$h" true \
 		2>"$DIR/$h/ssh_wait.err"; do
-		if [ $i -ge 100 ]; then
+		if [ $i -ge 100 ] || ! kill -0 "$sp" 2>/dev/null; then
 			echo "$prog: no ssh login into $h:" >&2
-			cat "$DIR/$h/ssh_wait.err" "$DIR/$h/sshd.log" >&2
+			kill -0 "$sp" 2>/dev/null || echo "$SSHD exited" >&2
+			cat "$DIR/$h/ssh_wait.err" "$DIR/$h/sshd.out" \
+				"$DIR/$h/sshd.log" 2>/dev/null >&2
 			return 1
 		fi
 		sleep 0.1
