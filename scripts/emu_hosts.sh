@@ -152,9 +152,11 @@ ns_members() {
 }
 
 # ns_inodes PIDS...: the net, mnt and uts namespace inodes of the processes
-# that are not the caller's own.
+# that are neither the caller's nor init's (a safety net: only the hosts'
+# and the switch's own namespaces may be emptied).
 ns_inodes() {
-	mine=" $(ns_ino $$ net) $(ns_ino $$ mnt) $(ns_ino $$ uts) "
+	mine=" $(ns_ino $$ net) $(ns_ino $$ mnt) $(ns_ino $$ uts)"
+	mine="$mine $(ns_ino 1 net) $(ns_ino 1 mnt) $(ns_ino 1 uts) "
 	for p in "$@"; do
 		for t in net mnt uts; do
 			i=$(ns_ino "$p" "$t") || continue
