@@ -91,6 +91,8 @@ check_env() {
 	if ! out=$(unshare --net --uts --mount --propagation private sh -c '
 		hostname gba-check &&
 		mount -t tmpfs gba-check /dev/shm &&
+		{ umount -l /sys 2>/dev/null || true; } &&
+		mount -t sysfs gba-check /sys &&
 		ip link add gbachk0 type veth peer name gbachk1 &&
 		ip link add gbachkbr type bridge &&
 		ip link set gbachk0 master gbachkbr' 2>&1); then
