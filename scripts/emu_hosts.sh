@@ -23,7 +23,13 @@
 # the root mount namespace, and it works the same from a shell that is in a
 # private mount namespace itself), and because killing the processes of the
 # namespaces is the whole teardown: the kernel then frees the namespaces,
-# their mounts and their network devices.
+# their mounts and their network devices.  /tmp and the other file
+# systems stay shared with the machine, like a cluster's shared home: the
+# build tree, DIR and the programs have the same path on every host (Open
+# MPI finds its orted and the job's binaries by PATH), and Open MPI names
+# its session directories in /tmp after the hostname.  The process ID space
+# is shared too (no PID namespace): the hosts are told apart by network,
+# hostname and /dev/shm.
 #
 # The network: a Linux bridge gbabr0 in a namespace of its own (the
 # "switch"), one veth pair per host (eth0 inside the host, hK on the bridge)
