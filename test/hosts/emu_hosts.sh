@@ -24,6 +24,11 @@ N=3
 NET=${GBA_HOSTS_NET:-10.77.0}
 start=$(date +%s)
 
+# step TITLE: a section header with the seconds since the start
+step() {
+	echo "== $* (at $(($(date +%s) - start)) s)"
+}
+
 fail() {
 	echo "FAIL: $*"
 	exit 1
@@ -55,16 +60,15 @@ on() {
 	$emu exec -d "$DIR" "$@"
 }
 
-echo "== stale state of earlier runs"
+step "stale state of earlier runs"
 $emu down || fail "down (stale state) failed"
 etc_hosts=$(cksum </etc/hosts)
 my_host=$(hostname)
 
-echo "== up $N"
+step "up $N"
 $emu up $N -d "$DIR" || fail "emu_hosts.sh up $N failed"
-echo "  up after $(($(date +%s) - start)) s"
 
-echo "== hostnames"
+step "hostnames"
 k=0
 while [ $k -lt $N ]; do
 	h=$(on gba-h$k hostname) || fail "exec in gba-h$k failed"
@@ -74,7 +78,7 @@ done
 [ "$(hostname)" = "$my_host" ] || fail "the machine's hostname changed"
 echo "  gba-h0 .. gba-h$((N - 1)), machine still $my_host"
 
-echo "== private /dev/shm"
+step "private /dev/shm"
 f=gba-hosts-test-$$
 on gba-h0 sh -c "echo h0 >/dev/shm/$f" || fail "cannot write gba-h0's /dev/shm"
 [ "$(on gba-h0 cat /dev/shm/$f)" = h0 ] || fail "gba-h0 does not see its file"
@@ -86,7 +90,7 @@ done
 [ ! -e /dev/shm/$f ] || fail "the machine sees gba-h0's /dev/shm"
 echo "  a file in gba-h0's /dev/shm is seen neither in the others nor here"
 
-echo "== no way out"
+step "no way out"
 k=0
 while [ $k -lt $N ]; do
 	r=$(on gba-h$k ip -4 route) || fail "ip route in gba-h$k"
@@ -97,7 +101,7 @@ while [ $k -lt $N ]; do
 done
 echo "  no default route in any host"
 
-echo "== ssh by name"
+step "ssh by name"
 k=0
 while [ $k -lt $N ]; do
 	h=$(ssh -F "$DIR/ssh_config" gba-h$k hostname) ||
@@ -114,7 +118,7 @@ echo "  from the machine to each host, and from each host to the next"
 # Open MPI
 mpirun=${MPIRUN-mpirun}
 if [ -z "$mpirun" ] || ! command -v "$mpirun" >/dev/null 2>&1; then
-	echo "== no mpirun: the Open MPI checks are skipped"
+	step "no mpirun: the Open MPI checks are skipped"
 else
 	tmo=
 	command -v timeout >/dev/null 2>&1 && tmo="timeout -k 5 30"
@@ -127,7 +131,7 @@ else
 	ompi="--allow-run-as-root --hostfile $hf -np $((2 * N))"
 	ompi="$ompi --mca oob_tcp_if_include $NET.0/24"
 
-	echo "== mpirun --hostfile (3 hosts x 2 slots) hostname, from the machine"
+	step "mpirun --hostfile (3 hosts x 2 slots) hostname, from the machine"
 	# stdout only: the launcher's warnings go to stderr (shown on failure)
 	out=$($tmo "$mpirun" $ompi --mca plm_rsh_agent "ssh -F $DIR/ssh_config" \
 		hostname 2>"$tmp/err") ||
@@ -143,7 +147,7 @@ else
 		k=$((k + 1))
 	done
 
-	echo "== mpi_hosts over TCP, plain mpirun inside gba-h0"
+	step "mpi_hosts over TCP, plain mpirun inside gba-h0"
 	if [ ! -x "$bindir/mpi_hosts" ]; then
 		fail "$bindir/mpi_hosts not built (make check builds it)"
 	fi
@@ -162,7 +166,7 @@ else
 		fail "mpi_hosts did not report $((2 * N)) ranks on $N hosts"
 fi
 
-echo "== down"
+step "down"
 # a stray process in a host, as a crashed test would leave: down kills it
 $emu exec -d "$DIR" gba-h1 sleep 300 </dev/null >/dev/null 2>&1 &
 stray=$!
