@@ -36,6 +36,7 @@
 #include <gba/gba_eng.h>
 
 #include "gba_bench_stats.h"
+#include "gba_eng_noop.h"
 
 #define MAX_ROUNDS 101
 #define MAX_SIZE 4032
@@ -81,25 +82,6 @@ static void on_recv(void *ctx, struct gba_eng_rx *rx)
 
 	(void)rx;
 	pp->got++;
-}
-
-static void on_complete(void *ctx, uint64_t cookie, int status)
-{
-	(void)ctx;
-	(void)cookie;
-	(void)status;
-}
-
-static int on_mr_lookup(void *ctx, uint64_t key, uint64_t addr, size_t len,
-			uint32_t access, void **ptr)
-{
-	(void)ctx;
-	(void)key;
-	(void)addr;
-	(void)len;
-	(void)access;
-	(void)ptr;
-	return -ENOKEY;
 }
 
 static double round_line(struct pp *pp, unsigned long iters)
@@ -168,8 +150,8 @@ static int run(struct pp *pp, unsigned long iters, int rounds, size_t size)
 {
 	static const struct gba_eng_ops ops = {
 		.recv = on_recv,
-		.complete = on_complete,
-		.mr_lookup = on_mr_lookup,
+		.complete = gba_eng_noop_complete,
+		.mr_lookup = gba_eng_noop_mr_lookup,
 	};
 	struct gba_eng_ep_attr attr = {.ops = &ops, .ctx = pp};
 	int ret, r;

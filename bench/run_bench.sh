@@ -30,6 +30,7 @@
 # (exit status 1 at the end), slow figures are not.
 set -e
 dir=${1:-$(dirname "$0")}
+. "$(dirname "$0")/bench_csv.sh"
 nps=${NPS:-"2 4 8"}
 iters=${ITERS:-20000}
 mpirun=${MPIRUN:-mpirun}
@@ -63,6 +64,7 @@ echo "   pattern alone), run right after; pinned: rank i on CPU i modulo the" \
 	"CPUs, in alternating rounds"
 printf "%4s %6s %10s %10s %10s %9s %10s\n" np pinned gba_us mpi_us floor_us \
 	mpi/gba gba/floor
+csv_open barrier "np,pinned,gba_us,mpi_us,floor_us"
 # forward the variables that are set (mpirun warns about unset ones)
 xenv=
 for v in FI_PROVIDER_PATH LD_LIBRARY_PATH GBA_DEVICE FI_GBA_DEVICE; do
@@ -80,7 +82,7 @@ for np in $nps; do
 		status=1
 		continue
 	fi
-	awk -v np="$np" '
+	awk -v np="$np" -v csv="$(csv_file barrier)" '
 	function val(key, i, kv) {
 		for (i = 2; i <= NF; i++) {
 			split($i, kv, "=")
@@ -99,17 +101,26 @@ for np in $nps; do
 			ratio = f[p] > 0 ? g[p] / f[p] : 0
 			printf "%4s %6s %10s %10s %10s %8.2fx %9.2fx\n", np,
 				pin, g[p], m[p], f[p], speedup, ratio
+			if (csv != "")
+				printf "%s,%s,%s,%s,%s\n", np, pin, g[p], m[p],
+					f[p] >>csv
 		}
 	}' "$tmp/out"
 done
 
-# table KIND FIELD FILE_A FILE_B NAME_A NAME_B UNIT KEYSIZE
+# table KIND FIELD FILE_A FILE_B NAME_A NAME_B UNIT KEYSIZE [CSV]
 # Lines "KIND ... size=S ... FIELD=V" of two files (one line per run and
 # size): per size, the median of each file's runs and their ratio A/B;
 # then the ratio of each run pair (run i of A, run i of B) at KEYSIZE.
+# With CSV, the medians also go to $BENCH_CSV/CSV.csv (size,A,B).
 table() {
+	csv=
+	if [ -n "${9:-}" ]; then
+		csv_open "$9" "size,${5}_$7,${6}_$7"
+		csv=$(csv_file "$9")
+	fi
 	awk -v kind="$1" -v field="$2" -v na="$5" -v nb="$6" -v unit="$7" \
-		-v key="$8" '
+		-v key="$8" -v csv="$csv" '
 	function med(list, v, n, i, j, t) {
 		n = split(list, v)
 		for (i = 2; i <= n; i++) {
@@ -151,6 +162,8 @@ table() {
 			printf "%8s %12s %12s %9s\n", s, \
 				a == "" ? "-" : sprintf(fmt, a), \
 				b == "" ? "-" : sprintf(fmt, b), r
+			if (csv != "")
+				printf "%s,%s,%s\n", s, a, b >>csv
 		}
 		na_ = split(vals["a", key], ra)
 		nb_ = split(vals["b", key], rb)
@@ -210,9 +223,9 @@ done
 grep ' prov=gba ' "$tmp/msg" >"$tmp/msg.gba" || true
 grep ' prov=shm ' "$tmp/msg" >"$tmp/msg.shm" || true
 echo "latency, half round trip (median of runs; target at 8 B: gba/shm <= 0.70)"
-table lat us "$tmp/msg.gba" "$tmp/msg.shm" gba shm us 8
+table lat us "$tmp/msg.gba" "$tmp/msg.shm" gba shm us 8 msg_lat
 echo "bandwidth (median of runs; target at 1 MiB: gba/shm >= 1.00)"
-table bw MBps "$tmp/msg.gba" "$tmp/msg.shm" gba shm MBps 1048576
+table bw MBps "$tmp/msg.gba" "$tmp/msg.shm" gba shm MBps 1048576 msg_bw
 
 echo
 echo "== counter ping-pong, 2 forked processes: gba vs shm, $reps runs"
@@ -237,7 +250,7 @@ done
 grep ' prov=gba ' "$tmp/cntr" >"$tmp/cntr.gba" || true
 grep ' prov=shm ' "$tmp/cntr" >"$tmp/cntr.shm" || true
 echo "latency, half round trip (median of runs)"
-table clat us "$tmp/cntr.gba" "$tmp/cntr.shm" gba shm us 8
+table clat us "$tmp/cntr.gba" "$tmp/cntr.shm" gba shm us 8 cntr_lat
 
 echo
 echo "== MPI ping-pong, 2 ranks: --mca pml cm --mca mtl ofi" \
@@ -269,7 +282,7 @@ if [ -x "$dir/gba_bench_mpi_pingpong" ]; then
 		r=$((r + 1))
 	done
 	echo "latency, half round trip (median of runs)"
-	table mpi us "$tmp/mpi.gba" "$tmp/mpi.vader" gba vader us 8
+	table mpi us "$tmp/mpi.gba" "$tmp/mpi.vader" gba vader us 8 mpi_lat
 	echo "bandwidth, window of 64 MPI_Isend (median of runs)"
 	table mpi_bw MBps "$tmp/mpi.gba" "$tmp/mpi.vader" gba vader MBps \
 		1048576

@@ -28,6 +28,8 @@ lib=$top_builddir/barrier_offload/.libs/libgba_barrier.so
 mlib=$top_builddir/barrier_offload/.libs/libgba_barrier_mpich.so
 cores=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
 status=0
+. "$top_srcdir/bench/bench_csv.sh"
+csv_open offload "stack,np,gba_us,stock_us"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 tmo=
@@ -48,7 +50,8 @@ median() {
 		awk '{ v[NR] = $1 } END { if (NR) print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
-# row LABEL NP GBA_LIST STOCK_LIST
+# row LABEL NP GBA_LIST STOCK_LIST: a table row of the medians (and a
+# row of $BENCH_CSV/offload.csv)
 row() {
 	g=$(median $3)
 	s=$(median $4)
@@ -58,6 +61,7 @@ row() {
 		else
 			printf "%-14s %4s %10.3f %10.3f %8.2fx\n", l, n, g, s, s / g
 	}'
+	csv_row offload "$1" "$2" "$g" "$s"
 }
 
 if [ -r /proc/loadavg ]; then

@@ -28,6 +28,7 @@ if [ ! -f "$mod" ] || ! command -v ucx_perftest >/dev/null 2>&1; then
 	exit 0
 fi
 mod=$(cd "$(dirname "$mod")" && pwd)/$(basename "$mod")
+. "$top_srcdir/bench/bench_csv.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 port=$((30000 + $$ % 20000))
@@ -51,8 +52,10 @@ perf() {
 }
 
 # show <name> <gba values> <posix values>: medians and ratio
+# show NAME GBA_LIST POSIX_LIST: a table row of the medians (and a row of
+# $BENCH_CSV/$csv_name.csv)
 show() {
-	echo "$2|$3" | awk -v n="$1" '
+	echo "$2|$3" | awk -v n="$1" -v csv="$(csv_file "$csv_name")" '
 	function med(s, a, k, i, j, t) {
 		k = split(s, a)
 		for (i = 2; i <= k; i++) {
@@ -67,6 +70,8 @@ show() {
 		split($0, h, "|")
 		g = med(h[1]); p = med(h[2])
 		printf "%-24s %12s %12s %8.2fx\n", n, g, p, (p > 0 ? g / p : 0)
+		if (csv != "")
+			printf "%s,%s,%s\n", n, g, p >>csv
 	}'
 }
 
@@ -109,6 +114,8 @@ ucp_heap() {
 	show "$name" "$g" "$p"
 }
 
+csv_name=ucx
+csv_open ucx "test,gba,posix"
 echo "== ucx_perftest, 2 processes: gba vs posix, medians of $reps runs"
 echo "latency, us, half round trip (target at 8 B: gba/posix <= 1.10)"
 printf "%-24s %12s %12s %9s\n" test gba posix gba/posix
@@ -137,6 +144,8 @@ if command -v oshcc >/dev/null 2>&1 && command -v oshrun >/dev/null 2>&1 &&
    oshcc -O2 -I"$top_srcdir/bench" -o "$tmp/shb" \
 	   "$top_srcdir/bench/gba_bench_shmem_barrier.c"; then
 	printf "%-24s %12s %12s %9s\n" "PEs" gba_us posix_us gba/posix
+	csv_name=shmem_barrier
+	csv_open shmem_barrier "np,gba_us,posix_us"
 	for np in 2 4 8; do
 		g= p= r=1
 		while [ $r -le "$reps" ]; do

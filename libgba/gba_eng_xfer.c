@@ -708,11 +708,21 @@ void gba_eng_resp(struct gba_eng_ep *ep, const struct gba_eng_slot *slot)
 ssize_t gba_eng_rx_copy(struct gba_eng_ep *ep, const struct gba_eng_rx *rx,
 			const struct iovec *iov, size_t count, size_t offset)
 {
-	ssize_t room = iov_total(iov, count);
+	ssize_t room;
 	size_t len;
 	int ret;
 
 	(void)ep;
+	/* the common case: a payload in the queue into one buffer */
+	if (count == 1 && iov && rx && rx->payload && !offset) {
+		len = rx->len < iov->iov_len ? rx->len : iov->iov_len;
+		if (len && !iov->iov_base)
+			return -EINVAL;
+		if (len)
+			memcpy(iov->iov_base, rx->payload, len);
+		return (ssize_t)len;
+	}
+	room = iov_total(iov, count);
 	if (!rx || room < 0)
 		return -EINVAL;
 	if (offset >= rx->len)

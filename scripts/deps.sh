@@ -12,11 +12,14 @@
 # library's MPICH build and tests; Open MPI stays the default mpirun/mpicc
 # (Debian's alternatives rank it first; checked below).  clang with
 # libFuzzer (libclang-rt-14-dev) builds the fuzz harnesses
-# (configure --enable-fuzzing, fuzz/).  openssh-server, openssh-client,
-# iproute2 and util-linux (unshare, nsenter, setsid, flock) make the
-# emulated hosts of scripts/emu_hosts.sh (test/hosts); the system sshd the
-# package may start listens in the root network namespace and does not
-# meet the hosts' own sshds, each in its host's namespace.
+# (configure --enable-fuzzing, fuzz/).  environment-modules loads the
+# installed modulefile in test/install/installed.sh (Lmod, which Debian
+# offers instead of it, reads the same file).  gnuplot-nox draws the
+# figures of `make bench` (bench/plot_bench.sh).  openssh-server,
+# openssh-client, iproute2 and util-linux (unshare, nsenter, setsid, flock)
+# make the emulated hosts of scripts/emu_hosts.sh (test/hosts); the system
+# sshd the package may start listens in the root network namespace and
+# does not meet the hosts' own sshds, each in its host's namespace.
 set -e
 SUDO=
 [ "$(id -u)" = 0 ] || SUDO=sudo
@@ -24,7 +27,7 @@ PKGS="build-essential autoconf automake libtool pkg-config
       libfabric-dev libfabric-bin uthash-dev libcriterion-dev
       openmpi-bin libopenmpi-dev mpich libmpich-dev gfortran valgrind gdb
       libucx-dev ucx-utils dpkg-dev xz-utils libnuma-dev libibverbs-dev
-      clang libclang-rt-14-dev
+      clang libclang-rt-14-dev environment-modules gnuplot-nox
       openssh-server openssh-client iproute2 util-linux"
 
 update=

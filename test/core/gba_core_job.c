@@ -21,6 +21,7 @@
 #include <gba/gba_job.h>
 
 #include "gba_core_util.h"
+#include "gba_eng_noop.h"
 #include "gba_eng_priv.h"
 
 struct board {
@@ -57,36 +58,6 @@ static void env_clear(void)
 		unsetenv(vars[i]);
 }
 
-static void on_recv(void *ctx, struct gba_eng_rx *rx)
-{
-	(void)ctx;
-	(void)rx;
-}
-
-static void on_complete(void *ctx, uint64_t cookie, int status)
-{
-	(void)ctx;
-	(void)cookie;
-	(void)status;
-}
-
-static int on_mr_lookup(void *ctx, uint64_t key, uint64_t addr, size_t len,
-			uint32_t access, void **ptr)
-{
-	(void)ctx;
-	(void)key;
-	(void)addr;
-	(void)len;
-	(void)access;
-	(void)ptr;
-	return -ENOKEY;
-}
-
-static const struct gba_eng_ops ops = {
-	.recv = on_recv,
-	.complete = on_complete,
-	.mr_lookup = on_mr_lookup,
-};
 
 /* Open an endpoint holding service @svc: 0 or the error. */
 static int open_service(uint32_t svc, struct gba_eng_ep **ep)
@@ -95,7 +66,7 @@ static int open_service(uint32_t svc, struct gba_eng_ep **ep)
 	struct gba_eng_ep_attr attr = {
 		.addr = &addr,
 		.flags = GBA_ENG_EP_SERVICE,
-		.ops = &ops,
+		.ops = &gba_eng_noop_ops,
 	};
 
 	gba_addr_init_local(&addr);
@@ -213,7 +184,7 @@ static void holder(struct board *b, int arg)
 static void finder(struct board *b, int arg)
 {
 	struct gba_eng_peer *peer;
-	struct gba_eng_ep_attr attr = {.ops = &ops};
+	struct gba_eng_ep_attr attr = {.ops = &gba_eng_noop_ops};
 	struct gba_eng_ep *ep;
 	char job[8];
 

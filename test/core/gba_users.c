@@ -40,6 +40,8 @@
 #include <gba/gba_eng.h>
 #include <gba/gba_job.h>
 
+#include "gba_eng_noop.h"
+
 #define USERS_KEY 0x55534552ULL /* "USER" */
 #define SPOOF_EP 7
 
@@ -88,29 +90,10 @@ static int put_file(const char *dir, const char *name, const char *text)
 	return 0;
 }
 
-static void no_recv(void *ctx, struct gba_eng_rx *rx)
-{
-}
-
-static void no_complete(void *ctx, uint64_t cookie, int status)
-{
-}
-
-static int no_mr(void *ctx, uint64_t key, uint64_t addr, size_t len,
-		 uint32_t access, void **ptr)
-{
-	return -ENOKEY;
-}
-
-static const struct gba_eng_ops ops = {
-	.recv = no_recv,
-	.complete = no_complete,
-	.mr_lookup = no_mr,
-};
 
 static int serve(const char *dir)
 {
-	struct gba_eng_ep_attr attr = {.ops = &ops};
+	struct gba_eng_ep_attr attr = {.ops = &gba_eng_noop_ops};
 	struct gba_group_attr gattr = {
 		.key = USERS_KEY,
 		.member_count = 2,
@@ -175,7 +158,8 @@ static int serve(const char *dir)
 	      "is refused",
 	      ret, 1);
 	{
-		struct gba_eng_ep_attr attr2 = {.ops = &ops, .addr = &addr};
+		struct gba_eng_ep_attr attr2 = {.ops = &gba_eng_noop_ops,
+						 .addr = &addr};
 		struct gba_eng_ep *ep2;
 
 		addr = *gba_eng_ep_addr(ep);
@@ -202,7 +186,7 @@ static int serve(const char *dir)
 
 static int probe(const char *dir)
 {
-	struct gba_eng_ep_attr attr = {.ops = &ops};
+	struct gba_eng_ep_attr attr = {.ops = &gba_eng_noop_ops};
 	char image[64], name[128], name2[128], path[512], text[512];
 	unsigned uid, pid, ep_id;
 	unsigned long long cookie, job;

@@ -262,6 +262,12 @@ static int gba_msg_iov_check(const struct iovec *iov, size_t count,
 	ssize_t total;
 	size_t i;
 
+	/* the common shape: one buffer */
+	if (count == 1 && iov && (iov->iov_base || !iov->iov_len) &&
+	    iov->iov_len <= GBA_MAX_MSG_SIZE) {
+		*len = iov->iov_len;
+		return 0;
+	}
 	total = gba_eng_iov_len(iov, count, GBA_IOV_LIMIT, GBA_MAX_MSG_SIZE,
 				&i);
 	if (total == -E2BIG || total == -EINVAL)
@@ -289,7 +295,29 @@ struct gba_msg_rx_args {
 	bool tagged;
 };
 
-/* Post (or match at once) receive @a; shape already checked. */
+/* Fill receive entry @re from @a (@total bytes of buffers). */
+static void gba_rx_entry_fill(const struct gba_ep *ep, struct gba_rx_entry *re,
+			      const struct gba_msg_rx_args *a, size_t total)
+{
+	if (a->count) /* iov may be NULL without entries (MPI_Probe) */
+		memcpy(re->iov, a->iov, a->count * sizeof(*a->iov));
+	re->count = a->count;
+	re->total = total;
+	re->offset = 0;
+	re->src = (ep->caps & FI_DIRECTED_RECV) ? a->src : FI_ADDR_UNSPEC;
+	re->tag = a->tag;
+	re->ignore = a->ignore;
+	re->flags = (a->flags &
+		     (FI_COMPLETION | FI_MULTI_RECV | GBA_FLAG_DEFERRED)) |
+		    FI_RECV | (a->tagged ? FI_TAGGED : FI_MSG);
+	re->context = a->context;
+}
+
+/*
+ * Post (or match at once) receive @a; shape already checked.  The entry
+ * is filled in place: taken from the free list first, or, when the list
+ * is empty, built on the stack in case an unexpected message takes it.
+ */
 static ssize_t gba_msg_post(struct gba_ep *ep, const struct gba_msg_rx_args *a,
 			    size_t total)
 {
@@ -298,40 +326,36 @@ static ssize_t gba_msg_post(struct gba_ep *ep, const struct gba_msg_rx_args *a,
 	ssize_t ret = 0;
 	bool token;
 
-	memset(&tmp, 0, sizeof(tmp));
-	if (a->count) /* iov may be NULL without entries (MPI_Probe) */
-		memcpy(tmp.iov, a->iov, a->count * sizeof(*a->iov));
-	tmp.count = a->count;
-	tmp.total = total;
-	tmp.src = (ep->caps & FI_DIRECTED_RECV) ? a->src : FI_ADDR_UNSPEC;
-	tmp.tag = a->tag;
-	tmp.ignore = a->ignore;
-	tmp.flags = (a->flags &
-		     (FI_COMPLETION | FI_MULTI_RECV | GBA_FLAG_DEFERRED)) |
-		    FI_RECV | (a->tagged ? FI_TAGGED : FI_MSG);
-	tmp.context = a->context;
-
 	token = gba_ep_data_lock(ep);
+	re = ep->rx_free;
 	/*
 	 * A multi-recv buffer may stay posted after taking unexpected
 	 * messages: make sure of its entry before it takes any, or an
 	 * -FI_EAGAIN would come after completions into the buffer.
 	 */
-	if ((tmp.flags & FI_MULTI_RECV) && !ep->rx_free) {
+	if (!re && (a->flags & FI_MULTI_RECV)) {
 		ret = -FI_EAGAIN;
 		goto out;
 	}
-	while ((u = gba_msg_find_unexp(ep, &tmp)))
-		if (gba_msg_take_unexp(ep, &tmp, u))
-			goto out;
-	re = ep->rx_free;
-	if (!re) {
+	if (re)
+		ep->rx_free = re->next_free;
+	else
+		re = &tmp;
+	gba_rx_entry_fill(ep, re, a, total);
+	if (!TAILQ_EMPTY(&ep->unexp[a->tagged])) {
+		while ((u = gba_msg_find_unexp(ep, re)))
+			if (gba_msg_take_unexp(ep, re, u))
+				goto used;
+	}
+	if (re == &tmp) {
 		ret = -FI_EAGAIN;
 		goto out;
 	}
-	ep->rx_free = re->next_free;
-	*re = tmp;
 	TAILQ_INSERT_TAIL(&ep->posted[a->tagged], re, entry);
+	goto out;
+used:
+	if (re != &tmp)
+		gba_rx_entry_put(ep, re);
 out:
 	gba_ep_data_unlock(ep, token);
 	return ret;

@@ -300,7 +300,8 @@ void gba_trigger_defer_end(bool outer)
 {
 	if (!outer)
 		return;
-	gba_trigger_run_list();
+	if (gba_fire_head)
+		gba_trigger_run_list();
 	gba_fire_active = false;
 }
 
