@@ -17,6 +17,11 @@
 # offers instead of it, reads the same file).  gnuplot-nox draws the
 # figures of `make bench` (bench/plot_bench.sh).  libjson-c-dev builds
 # gba_stat's --json output; jq reads it in test/core/gba_stat.sh.
+# openssh-server, openssh-client, iproute2 and util-linux (unshare,
+# nsenter, setsid, flock) make the emulated hosts of scripts/emu_hosts.sh
+# (test/hosts); the system sshd the package may start listens in the root
+# network namespace and does not meet the hosts' own sshds, each in its
+# host's namespace.
 set -e
 SUDO=
 [ "$(id -u)" = 0 ] || SUDO=sudo
@@ -24,7 +29,8 @@ PKGS="build-essential autoconf automake libtool pkg-config
       libfabric-dev libfabric-bin uthash-dev libcriterion-dev
       openmpi-bin libopenmpi-dev mpich libmpich-dev gfortran valgrind gdb
       libucx-dev ucx-utils dpkg-dev xz-utils libnuma-dev libibverbs-dev
-      clang libclang-rt-14-dev environment-modules gnuplot-nox libjson-c-dev jq"
+      clang libclang-rt-14-dev environment-modules gnuplot-nox libjson-c-dev jq
+      openssh-server openssh-client iproute2 util-linux"
 
 update=
 # deb-src entries: keep any the machine has; otherwise mirror the deb ones.
