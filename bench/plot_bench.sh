@@ -78,6 +78,7 @@ set ylabel "microseconds per barrier"
 set logscale x 2
 set logscale y
 set xtics (2, 4, 8, 16, 32)
+set xrange [1.6:11]
 $(plot=; plot=$(series "$tmp/gba" 'gba fi_barrier (emulated GBA)')
 plot=$plot$(series "$tmp/offload" 'MPI_Barrier, barrier-offload library (GBA)')
 plot=$plot$(series "$tmp/mpi" 'MPI_Barrier, Open MPI ob1/vader')
