@@ -28,6 +28,11 @@ esac
 if [ -n "${GBA_SAN_PRELOAD:-}" ]; then
 	export SOAK_RSS_TOL_KB=${SOAK_RSS_TOL_KB:-1048576}
 fi
+# A job of its own (gba(7), JOBS): its shared-memory files carry the job's
+# key, so the sampler counts those only, not the files of other tests
+# running beside it (make check -j).
+export GBA_JOB="soak-$$-$(date +%s)"
+export SOAK_GBA_STAT="${top_builddir:-.}/tools/gba_stat"
 barriers=${SOAK_BARRIERS:-1000000}
 bsecs=${SOAK_BARRIER_SECONDS:-0}
 bint=${SOAK_BARRIER_INTERVAL:-10}

@@ -3,7 +3,8 @@
 # processes (the program's children) every -i seconds once they all run
 # (the program creates SOAK_READY_FILE): RSS (VmRSS of
 # /proc/<pid>/status), open descriptors (/proc/<pid>/fd) and the entries
-# of /dev/shm.  Sample -w is the baseline taken after warm-up; every later
+# of /dev/shm (those of the soak's job when SOAK_GBA_STAT, gba_stat, names
+# its key: other programs may run beside it).  Sample -w is the baseline taken after warm-up; every later
 # sample must stay within RSS + max(SOAK_RSS_TOL_KB (default 2048),
 # 5 %), descriptors + 0 and /dev/shm entries + 0 of it.  Fails as well
 # when the program fails or no sample follows the baseline (too short to
@@ -56,7 +57,18 @@ while :; do
 	[ -e "$SOAK_READY_FILE" ] || continue
 	n=$((n + 1))
 	now=$(($(date +%s) - start))
-	shm=$(ls -A /dev/shm | wc -l)
+	# the job's own entries when gba_stat names its key (the job's
+	# queues and services carry it), else every entry
+	if [ -z "${jobkey:-}" ] && [ -x "${SOAK_GBA_STAT:-}" ]; then
+		jobkey=$("$SOAK_GBA_STAT" --groups 2>/dev/null |
+			sed -n 's/^this job: \([0-9a-f]*\).*/\1/p')
+		[ -n "$jobkey" ] && echo "soak_sample: counting /dev/shm entries of job $jobkey"
+	fi
+	if [ -n "${jobkey:-}" ]; then
+		shm=$(ls -A /dev/shm | grep -c -- "$jobkey")
+	else
+		shm=$(ls -A /dev/shm | wc -l)
+	fi
 	[ $n -eq "$warmup" ] && base_shm=$shm
 	rsss=
 	fdss=
