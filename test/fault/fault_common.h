@@ -92,7 +92,9 @@ struct fault_shared {
 	_Atomic int counted; /* survivors done counting lost messages */
 	/* the stack's: addresses and keys the members publish */
 	_Atomic int published;
-	uint8_t addr[FAULT_MAX_PROCS][FAULT_ADDR_MAX];
+	/* aligned: the stacks read their records in place */
+	uint8_t addr[FAULT_MAX_PROCS][FAULT_ADDR_MAX]
+		__attribute__((aligned(8)));
 	size_t addr_len[FAULT_MAX_PROCS];
 	uint64_t rma_key[FAULT_MAX_PROCS];
 	uint64_t rma_addr[FAULT_MAX_PROCS];

@@ -19,17 +19,22 @@
 
 #include "gba_obj.h"
 
-/* Canonical copy of a (validated) address: reserved bits cleared. */
+/*
+ * Canonical copy of a (validated) address: reserved bits cleared.  @src
+ * is the caller's buffer (fi_av_insert's addr), which need not be aligned
+ * for struct gba_addr: it is copied before its fields are read.
+ */
 static void gba_av_canon(struct gba_addr *dst, const void *src)
 {
-	const struct gba_addr *a = src;
+	struct gba_addr a;
 
+	memcpy(&a, src, sizeof(a));
 	memset(dst, 0, sizeof(*dst));
-	dst->magic = a->magic;
-	dst->version = a->version;
-	dst->pid = a->pid;
-	dst->ep_id = a->ep_id;
-	dst->host_id = a->host_id;
+	dst->magic = a.magic;
+	dst->version = a.version;
+	dst->pid = a.pid;
+	dst->ep_id = a.ep_id;
+	dst->host_id = a.host_id;
 }
 
 /* gba_av_find - see gba_prov.h. */
