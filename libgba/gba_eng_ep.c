@@ -470,8 +470,7 @@ int gba_eng_poll(struct gba_eng_ep *ep)
 	uint64_t head = __atomic_load_n(&ep->head, __ATOMIC_RELAXED);
 	struct gba_eng_slot *slot = &ep->rx->slots[head & ep->rx_mask];
 
-	if (atomic_load_explicit(&slot->hdr.seq, memory_order_acquire) ==
-		    head + 1 ||
+	if (gba_eng_slot_at(slot, head + 1) ||
 	    __atomic_load_n(&ep->nops, __ATOMIC_RELAXED) ||
 	    __atomic_load_n(&ep->backlog, __ATOMIC_RELAXED))
 		return 1;
@@ -489,8 +488,7 @@ int gba_eng_progress(struct gba_eng_ep *ep)
 
 	while (n < GBA_ENG_PROGRESS_BUDGET) {
 		slot = &rx->slots[ep->head & ep->rx_mask];
-		if (atomic_load_explicit(&slot->hdr.seq,
-					 memory_order_acquire) != ep->head + 1)
+		if (!gba_eng_slot_at(slot, ep->head + 1))
 			break;
 		span = gba_eng_slot_span(ep, &slot->hdr);
 		if (slot->hdr.type == GBA_ENG_T_RESP)
