@@ -6,6 +6,8 @@
 #     next to   --mca pml ob1 --mca btl self,vader
 #   - PML-UCX:  --mca pml ucx -x UCX_TLS=gba,self (the transport preloaded)
 #     next to   --mca pml ucx -x UCX_TLS=posix,self
+#     (both with --mca pml_ucx_tls any --mca pml_ucx_devices any: Open MPI
+#     4.1's PML-UCX otherwise declines every shared-memory-only transport)
 # HPCC's communication figures: ping-pong latency (its largest pair),
 # naturally and randomly ordered ring latency (every rank sends 8 bytes
 # to its ring neighbours at once) and bandwidth, MPIRandomAccess (every
@@ -59,11 +61,13 @@ run() {
 	vader) mca="--mca pml ob1 --mca btl self,vader" ;;
 	ucx_gba)
 		[ -f "$mod" ] || return 0
-		mca="--mca pml ucx -x UCX_TLS=gba,self"
+		mca="--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any"
+		mca="$mca -x UCX_TLS=gba,self"
 		mca="$mca -x LD_PRELOAD=$mod"
 		;;
 	ucx_posix)
-		mca="--mca pml ucx -x UCX_TLS=posix,self"
+		mca="--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any"
+		mca="$mca -x UCX_TLS=posix,self"
 		;;
 	esac
 	rm -rf "$tmp/run"
