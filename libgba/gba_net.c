@@ -1,6 +1,7 @@
 /*
  * GBA core library: the "emu+tcp://HOST:PORT" backend, a member's side of
- * the emulated switch served by gba_switchd (doc/design.md section 9.2).
+ * the emulated switch served by gba_switchd (doc/design.md section 9,
+ * "The switch across hosts").
  *
  * The data path stays on the host: a member's arrival is a store into its
  * doorbell register in the host image (struct gba_net_shm), its release

@@ -1,8 +1,8 @@
 /*
  * GBA core library: the emulated switch as a network service (internal).
  *
- * Device name "emu+tcp://HOST:PORT" (doc/design.md section 9.2).  Three
- * programs share these definitions:
+ * Device name "emu+tcp://HOST:PORT" (doc/design.md section 9, "The switch
+ * across hosts").  Three programs share these definitions:
  *
  *   gba_switchd      the switch: one emulated register map (an ordinary
  *                    emu image, driven by gba_emu_switch.c) for all hosts

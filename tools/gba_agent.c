@@ -1,6 +1,7 @@
 /*
  * gba_agent: the emulated NIC of one host for the networked emulated
- * switch (device "emu+tcp://HOST:PORT", doc/design.md section 9.2).
+ * switch (device "emu+tcp://HOST:PORT", doc/design.md section 9, "The
+ * switch across hosts").
  *
  *   gba_agent [--daemon] emu+tcp://HOST:PORT /HOST-IMAGE
  *

@@ -1,6 +1,7 @@
 /*
  * gba_switchd: the emulated GBA switch as a network service (device
- * "emu+tcp://HOST:PORT", doc/design.md section 9.2, gba_switchd(8)).
+ * "emu+tcp://HOST:PORT", doc/design.md section 9, "The switch across
+ * hosts", gba_switchd(8)).
  *
  * The switch is one emulated register map, an ordinary emu image
  * ("/gba-switchd-<port>" by default, readable with gba_stat -d emu:/NAME
