@@ -606,6 +606,17 @@ static int listen_on(const char *addr, int port)
 	return fd;
 }
 
+static int write_pidfile(const char *path, pid_t pid)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f || fprintf(f, "%d\n", (int)pid) < 0 || fclose(f)) {
+		perror(path);
+		return -1;
+	}
+	return 0;
+}
+
 static void on_signal(int sig)
 {
 	(void)sig;
@@ -644,7 +655,6 @@ int main(int argc, char **argv)
 	struct sigaction sa = {0};
 	int port = GBA_NET_DEFAULT_PORT, daemon = 0, lfd, opt, ret, ci, n;
 	unsigned g, m;
-	FILE *f;
 
 	while ((opt = getopt_long(argc, argv, "l:p:n:dP:vh", opts, NULL)) !=
 	       -1) {
@@ -718,21 +728,22 @@ int main(int argc, char **argv)
 			perror("gba_switchd: fork");
 			return 1;
 		}
-		if (pid)
+		if (pid) {
+			/* the pid file exists when the command returns */
+			if (pidfile && write_pidfile(pidfile, pid)) {
+				kill(pid, SIGTERM);
+				return 1;
+			}
 			_exit(0);
+		}
 		setsid();
 		if (!freopen("/dev/null", "r", stdin) ||
 		    !freopen("/dev/null", "w", stdout))
 			return 1;
+	} else if (pidfile && write_pidfile(pidfile, getpid())) {
+		return 1;
 	}
 	self_slot = gba_proc_self_slot();
-	if (pidfile) {
-		f = fopen(pidfile, "w");
-		if (!f || fprintf(f, "%d\n", (int)getpid()) < 0 || fclose(f)) {
-			perror(pidfile);
-			return 1;
-		}
-	}
 	sa.sa_handler = on_signal;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
