@@ -287,8 +287,15 @@ static int net_group_join(struct gba_dev *dev,
 	if (g >= GBA_MAX_GROUPS)
 		return -EPROTO;
 	ret = net_wait_alloc(dev, g, gen);
-	if (ret)
+	if (ret) {
+		/* the switch booked us: undo it (best effort) */
+		m = (struct gba_net_msg){.type = GBA_NET_LEAVE,
+					 .g = g,
+					 .a = gen,
+					 .b = mid};
+		net_rpc(net, &m, 1);
 		return ret;
+	}
 
 	/* the host's table: our slot; the others are the agent's as long
 	 * as the agent lives (gba_barrier.c's dead-peer check then sees
