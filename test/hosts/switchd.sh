@@ -2,6 +2,9 @@
 # The networked emulated switch (gba_switchd, device emu+tcp://HOST:PORT)
 # across emulated hosts (scripts/emu_hosts.sh), gba_switchd on the
 # machine's side of the bridge:
+#   0. the front ends' device variables name it: the provider's barrier
+#      (fabtests/fi_gba_barrier, FI_GBA_DEVICE) and the UCX transport's
+#      (test/ucx/uct_gba_barrier, UCX_GBA_DEVICE), 4 processes in gba-h0;
 #   1. barriers across 4 hosts (2 processes x 2 members each), with the
 #      early-release check (a counter in a shared /tmp file);
 #   2. a host's processes all killed mid-barrier (kill -9 of every process
@@ -168,6 +171,31 @@ $emu down || fail "down (stale state) failed"
 step "up $N"
 $emu up $N -d "$DIR" >/dev/null || fail "emu_hosts.sh up $N failed"
 start_switchd
+
+step "0. the front ends name it: FI_GBA_DEVICE, UCX_GBA_DEVICE (in gba-h0)"
+export GBA_JOB=switchd-0
+ft=$top_builddir/fabtests/fi_gba_barrier
+if [ -x "$ft" ]; then
+	out=$(on gba-h0 env GBA_DEVICE= FI_GBA_DEVICE=$GBA_DEVICE \
+		FI_PROVIDER_PATH=${FI_PROVIDER_PATH:-$top_builddir/prov/gba/.libs} \
+		"$ft" -n 4 -I 300 -r 5 -T 60 2>&1) ||
+		fail "fi_gba_barrier with FI_GBA_DEVICE=$GBA_DEVICE: $out"
+	echo "  $out"
+else
+	echo "  fi_gba_barrier not built: skipped"
+fi
+uct=$top_builddir/test/ucx/uct_gba_barrier
+if [ -x "$uct" ] && [ -f "$top_builddir/ucx/uct_gba/.libs/libuct_gba.so" ]; then
+	# -D: UCX_GBA_DEVICE=that device (it makes a private image otherwise)
+	out=$(on gba-h0 env GBA_DEVICE= "$uct" -n 4 -i 300 -D "$GBA_DEVICE" \
+		2>&1) ||
+		fail "uct_gba_barrier with UCX_GBA_DEVICE=$GBA_DEVICE: $out"
+	echo "$out" | tail -1 | sed 's/^/  /'
+else
+	echo "  uct_gba_barrier not built: skipped"
+fi
+[ "$(grep -c "group [0-9]* allocated: 4 members" "$tmp/switchd.log")" -ge 2 ] ||
+	fail "the front ends' groups of 4 were not allocated by gba_switchd"
 
 step "1. 16 members on 4 hosts, 2000 barriers"
 export GBA_JOB=switchd-1
