@@ -60,10 +60,10 @@ struct gba_net {
 	const struct gba_ops *emu_ops;
 	void *emu_priv;
 	struct gba_net_shm *shm;
-	pthread_mutex_t rpc_lock;	/* serialises RPCs of this process */
-	int sock;			/* connection to gba_switchd */
-	pid_t sock_pid;			/* process that opened it */
-	int users_fd;			/* shared flock: a user of the agent */
+	pthread_mutex_t rpc_lock; /* serialises RPCs of this process */
+	int sock;		  /* connection to gba_switchd */
+	pid_t sock_pid;		  /* process that opened it */
+	int users_fd;		  /* shared flock: a user of the agent */
 	int port;
 	char host[256];
 };
@@ -135,7 +135,8 @@ static void net_write64(struct gba_dev *dev, uint64_t off, uint64_t val)
 	r = (off - GBA_GROUP_REG_OFFSET) % GBA_GROUP_REG_STRIDE;
 	if (r == GBA_ARRIVAL)
 		net_doorbell(dev,
-			     (off - GBA_GROUP_REG_OFFSET) / GBA_GROUP_REG_STRIDE,
+			     (off - GBA_GROUP_REG_OFFSET) /
+				     GBA_GROUP_REG_STRIDE,
 			     val);
 }
 
@@ -146,7 +147,8 @@ static void net_write32(struct gba_dev *dev, uint64_t off, uint32_t val)
 	(void)val;
 }
 
-/* ---- RPCs ------------------------------------------------------------------ */
+/* ---- RPCs ------------------------------------------------------------------
+ */
 
 static int net_hello(struct gba_net *net, int fd)
 {
@@ -174,7 +176,7 @@ static int net_sock(struct gba_net *net)
 	if (net->sock >= 0 && net->sock_pid == getpid())
 		return net->sock;
 	if (net->sock >= 0)
-		close(net->sock);	/* the parent's: ours is a copy */
+		close(net->sock); /* the parent's: ours is a copy */
 	net->sock = -1;
 	fd = gba_net_connect(net->host, net->port, NET_RPC_TIMEOUT_MS);
 	if (fd < 0)
@@ -182,8 +184,9 @@ static int net_sock(struct gba_net *net)
 	ret = net_hello(net, fd);
 	if (ret) {
 		close(fd);
-		return gba_err_set(ret, "emu+tcp: gba_switchd %s:%d refused "
-					"this process",
+		return gba_err_set(ret,
+				   "emu+tcp: gba_switchd %s:%d refused "
+				   "this process",
 				   net->host, net->port);
 	}
 	net->sock = fd;
@@ -226,8 +229,8 @@ out:
 static inline _Atomic uint64_t *net_flag(struct gba_dev *dev, unsigned g,
 					 unsigned m)
 {
-	return (_Atomic uint64_t *)(dev->flags + (GBA_FLAG_IOVA(g, m) -
-						  GBA_FLAG_OFFSET));
+	return (_Atomic uint64_t *)(dev->flags +
+				    (GBA_FLAG_IOVA(g, m) - GBA_FLAG_OFFSET));
 }
 
 /* RELEASE_SEQ of group @g's host view := @seq unless it is already later. */
@@ -237,8 +240,7 @@ static void net_release_seq_max(struct gba_dev *dev, unsigned g, uint32_t seq)
 	uint64_t cur = __atomic_load_n(reg, __ATOMIC_ACQUIRE);
 
 	while (!gba_seq_reached((uint32_t)cur, seq) &&
-	       !__atomic_compare_exchange_n(reg, &cur, seq, 0,
-					    __ATOMIC_ACQ_REL,
+	       !__atomic_compare_exchange_n(reg, &cur, seq, 0, __ATOMIC_ACQ_REL,
 					    __ATOMIC_ACQUIRE))
 		;
 }
@@ -254,8 +256,9 @@ static int net_wait_alloc(struct gba_dev *dev, unsigned g, uint32_t gen)
 	while (atomic_load_explicit(&s->gen[g], memory_order_acquire) != gen) {
 		if (atomic_load(&s->agent_state) != GBA_NET_AGENT_UP ||
 		    gba_now_ns() > deadline)
-			return gba_err_set(-EPIPE, "emu+tcp: the host's agent "
-						   "did not take group %u",
+			return gba_err_set(-EPIPE,
+					   "emu+tcp: the host's agent "
+					   "did not take group %u",
 					   g);
 		nanosleep(&ts, NULL);
 	}
@@ -289,10 +292,8 @@ static int net_group_join(struct gba_dev *dev,
 	ret = net_wait_alloc(dev, g, gen);
 	if (ret) {
 		/* the switch booked us: undo it (best effort) */
-		m = (struct gba_net_msg){.type = GBA_NET_LEAVE,
-					 .g = g,
-					 .a = gen,
-					 .b = mid};
+		m = (struct gba_net_msg){
+			.type = GBA_NET_LEAVE, .g = g, .a = gen, .b = mid};
 		net_rpc(net, &m, 1);
 		return ret;
 	}
@@ -325,8 +326,7 @@ static int net_group_join(struct gba_dev *dev,
 			 attr->member_count, __ATOMIC_RELAXED);
 	__atomic_store_n(REG(dev->bar, base + GBA_RELEASE_ADDR(mid)),
 			 GBA_FLAG_IOVA(g, mid), __ATOMIC_RELAXED);
-	atomic_store_explicit(net_flag(dev, g, mid), seq,
-			      memory_order_relaxed);
+	atomic_store_explicit(net_flag(dev, g, mid), seq, memory_order_relaxed);
 	atomic_store_explicit(net_flag(dev, g, mid) + 1, 0,
 			      memory_order_relaxed);
 	net_release_seq_max(dev, g, seq);
@@ -341,16 +341,14 @@ static void net_group_leave(struct gba_dev *dev, unsigned g, uint32_t mid,
 			    uint64_t key, uint64_t self)
 {
 	struct gba_book_group *bg = &dev->book->group[g];
-	struct gba_net_msg m = {.type = GBA_NET_LEAVE,
-				.g = g,
-				.a = bg->reserved[0],
-				.b = mid};
+	struct gba_net_msg m = {
+		.type = GBA_NET_LEAVE, .g = g, .a = bg->reserved[0], .b = mid};
 	uint64_t expect = self;
 
 	if (bg->state == GBA_BOOK_FREE || bg->key != key)
 		return;
 	__atomic_fetch_and(REG(dev->bar, GBA_GROUP_REG_BASE(g) +
-					      GBA_MEMBER_MASK(mid / 64)),
+						 GBA_MEMBER_MASK(mid / 64)),
 			   ~(1ULL << (mid % 64)), __ATOMIC_RELEASE);
 	/* the switch may be gone: the host's table is cleaned regardless */
 	net_rpc(net_of(dev), &m, 1);
@@ -381,7 +379,8 @@ static void net_report_error(struct gba_dev *dev, unsigned g, uint64_t info)
 	net_rpc(net_of(dev), &m, 0);
 }
 
-/* ---- Lock, fini ------------------------------------------------------------ */
+/* ---- Lock, fini ------------------------------------------------------------
+ */
 
 static int net_lock(struct gba_dev *dev)
 {
@@ -402,7 +401,7 @@ static void net_fini(struct gba_dev *dev)
 	if (net->sock >= 0)
 		close(net->sock);
 	if (net->users_fd >= 0)
-		close(net->users_fd);	/* drops the shared flock */
+		close(net->users_fd); /* drops the shared flock */
 	pthread_mutex_destroy(&net->rpc_lock);
 	dev->priv = net->emu_priv;
 	net->emu_ops->fini(dev);
@@ -424,7 +423,8 @@ static const struct gba_ops gba_net_ops = {
 	.group_leave = net_group_leave,
 };
 
-/* ---- The agent ------------------------------------------------------------- */
+/* ---- The agent -------------------------------------------------------------
+ */
 
 static int net_lockfile(const char *image, const char *suffix)
 {
@@ -456,7 +456,7 @@ static int net_agent_start(struct gba_dev *dev, const char *name)
 	if (fd < 0)
 		return fd;
 	if (flock(fd, LOCK_EX | LOCK_NB)) {
-		close(fd);	/* an agent holds it */
+		close(fd); /* an agent holds it */
 		return 0;
 	}
 	atomic_store(&s->agent_state, GBA_NET_AGENT_STARTING);
@@ -467,7 +467,7 @@ static int net_agent_start(struct gba_dev *dev, const char *name)
 	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
 	ret = posix_spawn(&pid, path, &fa, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
-	close(fd);	/* the agent's copy keeps the lock */
+	close(fd); /* the agent's copy keeps the lock */
 	if (ret) {
 		atomic_store(&s->agent_state, GBA_NET_AGENT_NONE);
 		return gba_err_set(-ret, "emu+tcp: cannot start %s", path);

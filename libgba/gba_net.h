@@ -110,14 +110,14 @@ int gba_net_recv(int fd, struct gba_net_msg *m, int timeout_ms);
 
 /* ---- Host-local shared state (in the host image) ------------------------ */
 
-#define GBA_NET_SHM_MAGIC 0x4d485354454e4721ULL	/* "!GNETSHM" */
+#define GBA_NET_SHM_MAGIC 0x4d485354454e4721ULL /* "!GNETSHM" */
 
 enum {
 	GBA_NET_AGENT_NONE = 0,
 	GBA_NET_AGENT_STARTING = 1,
-	GBA_NET_AGENT_UP = 2,	/* connected to gba_switchd */
-	GBA_NET_AGENT_FAILED = 3,	/* could not connect: agent_error */
-	GBA_NET_AGENT_LOST = 4,	/* lost gba_switchd */
+	GBA_NET_AGENT_UP = 2,	  /* connected to gba_switchd */
+	GBA_NET_AGENT_FAILED = 3, /* could not connect: agent_error */
+	GBA_NET_AGENT_LOST = 4,	  /* lost gba_switchd */
 };
 
 /* Doorbell registers of a group: one per member, plus one (index
@@ -125,11 +125,11 @@ enum {
 #define GBA_NET_DB_SLOTS (GBA_MAX_MEMBERS + 1)
 
 struct gba_net_shm {
-	uint64_t magic;		/* set under the image lock by the first user */
-	uint64_t host_token;	/* identifies this host to gba_switchd */
-	_Atomic uint32_t agent_state;	/* GBA_NET_AGENT_* */
-	_Atomic int32_t agent_error;	/* negative errno when FAILED */
-	_Atomic uint64_t agent_slot;	/* the agent's process slot */
+	uint64_t magic;	     /* set under the image lock by the first user */
+	uint64_t host_token; /* identifies this host to gba_switchd */
+	_Atomic uint32_t agent_state; /* GBA_NET_AGENT_* */
+	_Atomic int32_t agent_error;  /* negative errno when FAILED */
+	_Atomic uint64_t agent_slot;  /* the agent's process slot */
 	/* generation of each group as this host knows it (ALLOC) */
 	_Atomic uint32_t gen[GBA_MAX_GROUPS];
 

@@ -57,7 +57,7 @@ int gba_net_parse(const char *name, char *host, size_t hlen, int *port)
 	if (!name || strncmp(name, GBA_NET_PREFIX, strlen(GBA_NET_PREFIX)))
 		return -EINVAL;
 	h = name + strlen(GBA_NET_PREFIX);
-	if (*h == '[') {	/* [v6]:port */
+	if (*h == '[') { /* [v6]:port */
 		end = strchr(h, ']');
 		if (!end)
 			return -EINVAL;

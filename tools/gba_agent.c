@@ -81,27 +81,28 @@ static void __attribute__((noreturn)) agent_lost(const char *why, int err)
 	static pthread_mutex_t once = PTHREAD_MUTEX_INITIALIZER;
 	unsigned g;
 
-	pthread_mutex_lock(&once);	/* both threads may get here */
-	fprintf(stderr, "gba_agent %s: lost gba_switchd (%s: %s)\n", image,
-		why, strerror(-err));
+	pthread_mutex_lock(&once); /* both threads may get here */
+	fprintf(stderr, "gba_agent %s: lost gba_switchd (%s: %s)\n", image, why,
+		strerror(-err));
 	for (g = 0; g < GBA_MAX_GROUPS; g++) {
 		uint32_t seq;
 
 		if (!atomic_load(&shm->gen[g]))
 			continue;
 		seq = (uint32_t)__atomic_load_n(greg(g, GBA_RELEASE_SEQ),
-						__ATOMIC_ACQUIRE) + 1;
-		__atomic_store_n(greg(g, GBA_ERROR_INFO),
-				 GBA_ERROR_INFO_VALUE(GBA_ERR_PEER_LOST,
-						      0xffffff, seq),
-				 __ATOMIC_RELAXED);
+						__ATOMIC_ACQUIRE) +
+		      1;
+		__atomic_store_n(
+			greg(g, GBA_ERROR_INFO),
+			GBA_ERROR_INFO_VALUE(GBA_ERR_PEER_LOST, 0xffffff, seq),
+			__ATOMIC_RELAXED);
 		__atomic_fetch_or(greg(g, GBA_STATUS), GBA_STATUS_ERROR,
 				  __ATOMIC_RELEASE);
 		/* the next join on this host waits for a new generation */
 		atomic_store(&shm->gen[g], 0);
 	}
 	atomic_store(&shm->agent_state, GBA_NET_AGENT_LOST);
-	close(agent_fd);	/* the next opener starts a new agent */
+	close(agent_fd); /* the next opener starts a new agent */
 	_exit(0);
 }
 
@@ -129,10 +130,10 @@ static void on_release(unsigned g, uint32_t seq)
 
 			if (m >= GBA_MAX_MEMBERS)
 				break;
-			__atomic_store_n((uint64_t *)(dev->flags +
-						      (GBA_FLAG_IOVA(g, m) -
-						       GBA_FLAG_OFFSET)),
-					 (uint64_t)seq, __ATOMIC_RELEASE);
+			__atomic_store_n(
+				(uint64_t *)(dev->flags + (GBA_FLAG_IOVA(g, m) -
+							   GBA_FLAG_OFFSET)),
+				(uint64_t)seq, __ATOMIC_RELEASE);
 		}
 	}
 }
@@ -277,8 +278,7 @@ static void forwarder(void)
 			continue;
 		}
 		atomic_store_explicit(&shm->sleeping, 1, memory_order_seq_cst);
-		if (atomic_load_explicit(&shm->summary,
-					 memory_order_seq_cst)) {
+		if (atomic_load_explicit(&shm->summary, memory_order_seq_cst)) {
 			atomic_store(&shm->sleeping, 0);
 			continue;
 		}
@@ -291,7 +291,8 @@ static void forwarder(void)
 	}
 }
 
-/* ---- Start-up ------------------------------------------------------------- */
+/* ---- Start-up -------------------------------------------------------------
+ */
 
 static int lockfile(const char *suffix)
 {
@@ -340,8 +341,8 @@ int main(int argc, char **argv)
 		argc--;
 		argv++;
 	}
-	if (argc != 3 || strncmp(argv[1], GBA_NET_PREFIX,
-				 strlen(GBA_NET_PREFIX)) ||
+	if (argc != 3 ||
+	    strncmp(argv[1], GBA_NET_PREFIX, strlen(GBA_NET_PREFIX)) ||
 	    argv[2][0] != '/') {
 		fprintf(stderr, "usage: gba_agent [--daemon] "
 				"emu+tcp://HOST:PORT /HOST-IMAGE\n");
@@ -360,7 +361,7 @@ int main(int argc, char **argv)
 		if (agent_fd < 0)
 			return 1;
 		if (flock(agent_fd, LOCK_EX | LOCK_NB))
-			return 0;	/* another agent serves the host */
+			return 0; /* another agent serves the host */
 	}
 	if (daemon) {
 		pid = fork();

@@ -55,8 +55,8 @@ enum { CONN_NEW, CONN_AGENT, CONN_PROC };
 struct conn {
 	int fd;
 	int kind;
-	int host;		/* index in hosts[], -1 before HELLO */
-	uint64_t slot;		/* process slot (CONN_PROC) */
+	int host;      /* index in hosts[], -1 before HELLO */
+	uint64_t slot; /* process slot (CONN_PROC) */
 	size_t rlen;
 	uint8_t rbuf[64 * GBA_NET_MSG_SIZE];
 	uint8_t *wbuf;
@@ -65,20 +65,20 @@ struct conn {
 
 struct host {
 	uint64_t token;
-	int agent;		/* connection index, -1 when none */
+	int agent; /* connection index, -1 when none */
 };
 
 struct member {
-	int conn;		/* owner connection, -1 when none */
+	int conn; /* owner connection, -1 when none */
 	int host;
-	int dead;		/* its owner went away without a leave */
+	int dead; /* its owner went away without a leave */
 };
 
 struct group {
-	uint32_t gen;		/* allocation generation, 0 when free */
-	uint32_t live;		/* members with an owner */
+	uint32_t gen;  /* allocation generation, 0 when free */
+	uint32_t live; /* members with an owner */
 	uint32_t ndead;
-	uint64_t seen[HOST_WORDS];	/* hosts told of this generation */
+	uint64_t seen[HOST_WORDS]; /* hosts told of this generation */
 	struct member m[GBA_MAX_MEMBERS];
 };
 
@@ -89,7 +89,7 @@ static struct host hosts[MAX_HOSTS];
 static unsigned nhosts;
 static struct group groups[GBA_MAX_GROUPS];
 static uint32_t gen_counter;
-static int conn_hi;	/* connections are below this index */
+static int conn_hi; /* connections are below this index */
 static uint64_t self_slot;
 static int verbose;
 static volatile sig_atomic_t stop;
@@ -125,7 +125,7 @@ static void queue(int ci, const struct gba_net_msg *m)
 		if (!nb) {
 			logmsg("connection %d: peer does not read, dropped",
 			       ci);
-			shutdown(c->fd, SHUT_RDWR);	/* poll sees it */
+			shutdown(c->fd, SHUT_RDWR); /* poll sees it */
 			return;
 		}
 		c->wbuf = nb;
@@ -137,11 +137,8 @@ static void queue(int ci, const struct gba_net_msg *m)
 
 static void reply(int ci, int ret, unsigned g, uint64_t a, uint64_t b)
 {
-	struct gba_net_msg m = {.type = GBA_NET_REPLY,
-				.ret = ret,
-				.g = g,
-				.a = a,
-				.b = b};
+	struct gba_net_msg m = {
+		.type = GBA_NET_REPLY, .ret = ret, .g = g, .a = a, .b = b};
 
 	queue(ci, &m);
 }
@@ -183,7 +180,8 @@ static void broadcast(unsigned g, const struct gba_net_msg *m)
 		}
 }
 
-/* ---- The switch ----------------------------------------------------------- */
+/* ---- The switch -----------------------------------------------------------
+ */
 
 static uint64_t greg(unsigned g, uint64_t off)
 {
@@ -197,10 +195,8 @@ static uint32_t epoch_of(unsigned g)
 
 static void set_error(unsigned g, uint64_t info)
 {
-	struct gba_net_msg m = {.type = GBA_NET_ERROR,
-				.g = g,
-				.a = groups[g].gen,
-				.b = info};
+	struct gba_net_msg m = {
+		.type = GBA_NET_ERROR, .g = g, .a = groups[g].gen, .b = info};
 
 	gba_emu_sw_report_error(sdev, g, info);
 	broadcast(g, &m);
@@ -220,8 +216,9 @@ static int program(unsigned g, uint64_t key, uint32_t n)
 	}
 	ops->write64(sdev, base + GBA_CONTROL, GBA_CTRL_RESET);
 	ops->write32(sdev, base + GBA_GROUP_ID,
-		     (uint32_t)(key ^ (key >> 32)) ? (uint32_t)(key ^ (key >> 32))
-						   : 1);
+		     (uint32_t)(key ^ (key >> 32))
+			     ? (uint32_t)(key ^ (key >> 32))
+			     : 1);
 	ops->write32(sdev, base + GBA_MEMBER_COUNT, n);
 	for (w = 0; w < GBA_MASK_WORDS; w++)
 		ops->write64(sdev, base + GBA_MEMBER_MASK(w), mask[w]);
@@ -362,7 +359,7 @@ static void on_join(int ci, const struct gba_net_msg *in)
 		reply(ci, -EADDRINUSE, 0, 0, 0);
 		return;
 	}
-	if (gr->m[mid].dead) {	/* a new process takes a dead one's place */
+	if (gr->m[mid].dead) { /* a new process takes a dead one's place */
 		gr->m[mid].dead = 0;
 		gr->ndead--;
 	}
@@ -495,7 +492,8 @@ static void handle(int ci, const struct gba_net_msg *m)
 	}
 }
 
-/* ---- Connections ---------------------------------------------------------- */
+/* ---- Connections ----------------------------------------------------------
+ */
 
 static void conn_close(int ci)
 {
@@ -673,8 +671,9 @@ int main(int argc, char **argv)
 		case 'n':
 			if (optarg[0] != '/' || strchr(optarg + 1, '/') ||
 			    strlen(optarg) >= sizeof(image)) {
-				fprintf(stderr, "gba_switchd: bad image name "
-						"%s\n",
+				fprintf(stderr,
+					"gba_switchd: bad image name "
+					"%s\n",
 					optarg);
 				return 2;
 			}
@@ -749,8 +748,8 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	if (verbose || !daemon)
-		logmsg("listening on %s:%d, image %s", addr ? addr : "*",
-		       port, image);
+		logmsg("listening on %s:%d, image %s", addr ? addr : "*", port,
+		       image);
 	fflush(stdout);
 
 	pfd = calloc(MAX_CONNS + 1, sizeof(*pfd));
@@ -791,8 +790,7 @@ int main(int argc, char **argv)
 				conn_read(ci);
 		}
 		for (ci = 0; ci < conn_hi; ci++)
-			if (conns[ci] && conns[ci]->wlen &&
-			    flush(conns[ci]))
+			if (conns[ci] && conns[ci]->wlen && flush(conns[ci]))
 				conn_close(ci);
 	}
 	logmsg("stopping");

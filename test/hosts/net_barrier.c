@@ -69,9 +69,8 @@ static _Atomic uint64_t *map_counter(const char *path)
 static int join(struct gba_dev *dev, uint64_t key, uint32_t n, uint32_t id,
 		struct gba_group **grp)
 {
-	struct gba_group_attr attr = {.key = key,
-				      .member_count = n,
-				      .member_id = id};
+	struct gba_group_attr attr = {
+		.key = key, .member_count = n, .member_id = id};
 	int ret = gba_group_join(dev, &attr, grp);
 
 	if (ret)
