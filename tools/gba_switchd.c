@@ -504,6 +504,10 @@ static void conn_close(int ci)
 	if (agent) {
 		logmsg("host %d: agent gone, its members are lost", c->host);
 		hosts[c->host].agent = -1;
+		/* a new agent of the host is told of the groups again */
+		for (g = 0; g < GBA_MAX_GROUPS; g++)
+			groups[g].seen[c->host / 64] &=
+				~(1ULL << (c->host % 64));
 	}
 	for (g = 0; g < GBA_MAX_GROUPS; g++) {
 		for (mid = 0; groups[g].gen && mid < GBA_MAX_MEMBERS; mid++) {
@@ -743,6 +747,11 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	self_slot = gba_proc_self_slot();
+	/*
+	 * Generations start anywhere: a host image may still hold those of
+	 * an earlier switch on this port (its agent killed, not told).
+	 */
+	gen_counter = (uint32_t)(gba_now_ns() ^ ((uint64_t)getpid() << 20));
 	sa.sa_handler = on_signal;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
