@@ -197,9 +197,9 @@ fi
 [ "$(grep -c "group [0-9]* allocated: 4 members" "$tmp/switchd.log")" -ge 2 ] ||
 	fail "the front ends' groups of 4 were not allocated by gba_switchd"
 
-step "1. 16 members on 4 hosts, 2000 barriers"
+step "1. 16 members on 4 hosts, 1000 barriers"
 export GBA_JOB=switchd-1
-run_group 11 16 4 2 2000 20000
+run_group 11 16 4 2 1000 20000
 expect_ok "barriers on 4 hosts"
 
 step "2. gba-h3's processes all killed mid-barrier"
