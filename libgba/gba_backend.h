@@ -179,6 +179,21 @@ struct gba_ops {
 	void (*unlock)(struct gba_dev *dev);
 	/* release everything the init function acquired */
 	void (*fini)(struct gba_dev *dev);
+	/*
+	 * Optional (NULL: the host's control-plane table decides): a switch
+	 * elsewhere allocates the group.  group_join finds or allocates the
+	 * group of @attr->key (job-scoped), books @attr->member_id for the
+	 * process @self (a slot value) and sets up this host's view of it;
+	 * returns 0 and the group in *@gp, or -ENOSPC, -EINVAL, -EADDRINUSE,
+	 * -EPIPE (switch unreachable).  group_leave undoes it (never fails:
+	 * the host's table is cleaned even if the switch is gone).  Both are
+	 * called under ops->lock.
+	 */
+	int (*group_join)(struct gba_dev *dev,
+			  const struct gba_group_attr *attr, uint64_t self,
+			  unsigned *gp);
+	void (*group_leave)(struct gba_dev *dev, unsigned g, uint32_t member,
+			    uint64_t key, uint64_t self);
 };
 
 struct gba_dev {
@@ -285,6 +300,9 @@ static inline uint32_t gba_reg_load32(volatile uint64_t *regs, uint64_t off)
 
 int gba_hw_init(struct gba_dev *dev, const char *path);
 int gba_emu_init(struct gba_dev *dev, const char *name);
+/* "emu+tcp://HOST:PORT": the emulated switch served by gba_switchd
+ * (gba_net.c). */
+int gba_net_init(struct gba_dev *dev, const char *name);
 
 
 /* ---- Helpers (gba_proc.c, gba_group.c) ---------------------------------- */

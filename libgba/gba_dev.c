@@ -6,6 +6,9 @@
  *                 exists, else the emulated device
  *   "emu"         emulated device, image "/gba-emu-<uid>"
  *   "emu:/NAME"   emulated device, image "/NAME"
+ *   "emu+tcp://HOST:PORT"
+ *                 emulated switch served by gba_switchd on HOST:PORT for
+ *                 many hosts (gba_net.c)
  *   "hw:PATH"     hardware backend on PATH
  *   anything else hardware backend on that path
  */
@@ -43,6 +46,8 @@ static int dev_open_backend(struct gba_dev *dev, const char *name)
 			 (unsigned)geteuid());
 		return gba_emu_init(dev, emu_default);
 	}
+	if (!strncmp(name, "emu+tcp://", 10))
+		return gba_net_init(dev, name);
 	if (!strncmp(name, "emu:", 4)) {
 		if (!emu_name_valid(name + 4))
 			return -EINVAL;

@@ -220,6 +220,31 @@ static int group_find_or_alloc(struct gba_dev *dev,
 	return 0;
 }
 
+/* Find or allocate the group of @attr in the host's table and book
+ * @attr->member_id for the process @self there. */
+static int group_book(struct gba_dev *dev, const struct gba_group_attr *attr,
+		      uint64_t self, unsigned *gp)
+{
+	struct gba_book_group *bg;
+	uint64_t slot;
+	int ret;
+
+	ret = group_find_or_alloc(dev, attr, gp);
+	if (ret)
+		return ret;
+	bg = &dev->book->group[*gp];
+	slot = atomic_load_explicit(&bg->slot[attr->member_id],
+				    memory_order_relaxed);
+	if (slot && gba_proc_slot_alive(slot))
+		return -EADDRINUSE;
+	if (slot)
+		bg->attached--;	/* take over from a dead process */
+	atomic_store_explicit(&bg->slot[attr->member_id], self,
+			      memory_order_release);
+	bg->attached++;
+	return 0;
+}
+
 /*
  * The key a group is booked under: the caller's, scoped to this process's
  * job (<gba/gba_job.h>), so that two jobs using the same rendezvous key
@@ -238,9 +263,8 @@ int gba_group_join(struct gba_dev *dev, const struct gba_group_attr *in,
 		   struct gba_group **grpp)
 {
 	struct gba_group_attr scoped, *attr = &scoped;
-	struct gba_book_group *bg;
 	struct gba_group *grp;
-	uint64_t slot, self;
+	uint64_t self;
 	uint32_t per_cpu;
 	unsigned g;
 	int ret;
@@ -266,21 +290,12 @@ int gba_group_join(struct gba_dev *dev, const struct gba_group_attr *in,
 		free(grp);
 		return ret == -ENOMEM ? ret : -EIO;
 	}
-	ret = group_find_or_alloc(dev, attr, &g);
+	if (dev->ops->group_join)	/* the switch allocates (gba_net.c) */
+		ret = dev->ops->group_join(dev, attr, self, &g);
+	else
+		ret = group_book(dev, attr, self, &g);
 	if (ret)
 		goto out;
-	bg = &dev->book->group[g];
-	slot = atomic_load_explicit(&bg->slot[attr->member_id],
-				    memory_order_relaxed);
-	if (slot && gba_proc_slot_alive(slot)) {
-		ret = -EADDRINUSE;
-		goto out;
-	}
-	if (slot)
-		bg->attached--;	/* take over from a dead process */
-	atomic_store_explicit(&bg->slot[attr->member_id], self,
-			      memory_order_release);
-	bg->attached++;
 
 	grp->dev = dev;
 	grp->index = g;
@@ -326,7 +341,10 @@ int gba_group_leave(struct gba_group *grp)
 		return -EINVAL;
 	dev = grp->dev;
 	locked = !dev->ops->lock(dev);
-	if (locked) {
+	if (locked && dev->ops->group_leave) {
+		dev->ops->group_leave(dev, grp->index, grp->member_id,
+				      grp->key, grp->slot);
+	} else if (locked) {
 		bg = &dev->book->group[grp->index];
 		/* the table entry may have been reclaimed if this process
 		 * was thought dead (e.g. a handle used across fork) */

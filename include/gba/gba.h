@@ -57,16 +57,19 @@ struct gba_dev_attr {
  *        /dev/gba0 if it exists, else the emulated device); "emu" for the
  *        emulated device with the per-user image "/gba-emu-<uid>";
  *        "emu:/NAME" for the emulated device with image /NAME (tests use
- *        private images); anything else is the path of a hardware device
- *        node or register-image file.
+ *        private images); "emu+tcp://HOST[:PORT]" for the emulated switch
+ *        served by gba_switchd(8) to many hosts; anything else is the path
+ *        of a hardware device node or register-image file.
  * @devp: receives the device handle.
  *
  * Returns 0, or -EINVAL (bad name or NULL devp), -ENODEV (no such device),
  * -EPROTO (ID or VERSION register mismatch), -EACCES (image owned by
  * another user or with group/other permissions), -ENOMEM, -ENOSPC (the
  * emulated device's image does not fit in /dev/shm: its pages are
- * reserved at open, never a SIGBUS later), -EMFILE.  gba_last_error names
- * the file of a shared-memory or ownership failure.
+ * reserved at open, never a SIGBUS later), -EMFILE; for emu+tcp also
+ * -ECONNREFUSED or another connection error (no switch there),
+ * -ETIMEDOUT (the host's agent did not come up).  gba_last_error names
+ * the file of a shared-memory or ownership failure, or the switch.
  */
 int gba_dev_open(const char *name, struct gba_dev **devp);
 
@@ -101,7 +104,9 @@ struct gba_group_attr {
  * Returns 0, or -EINVAL (NULL pointers, key 0, member_count 0 or above
  * max_members, member_id out of range, or a group with that key but a
  * different member_count), -ENOSPC (all hardware groups in use),
- * -EADDRINUSE (that member id is attached by a live process), -EIO.
+ * -EADDRINUSE (that member id is attached by a live process), -EIO;
+ * for emu+tcp (the switch allocates, for all hosts) also -EPIPE or
+ * -ENOTCONN (the switch or the host's agent is gone).
  */
 int gba_group_join(struct gba_dev *dev, const struct gba_group_attr *attr,
 		   struct gba_group **grpp);
