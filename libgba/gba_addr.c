@@ -266,10 +266,11 @@ static int parse_net(const char *s, struct gba_addr *addr)
 		return -EINVAL;
 	memcpy(ip, s, n);
 	ip[n] = '\0';
-	if (inet_pton(AF_INET, ip, addr->net + 12) == 1) {
+	/* IPv6 only in brackets (its colons would be ambiguous) */
+	if (end == colon && inet_pton(AF_INET, ip, addr->net + 12) == 1) {
 		memset(addr->net, 0, 10);
 		addr->net[10] = addr->net[11] = 0xff;
-	} else if (inet_pton(AF_INET6, ip, addr->net) != 1) {
+	} else if (end == colon || inet_pton(AF_INET6, ip, addr->net) != 1) {
 		return -EINVAL;
 	}
 	s = colon + 1;

@@ -18,7 +18,7 @@ extern "C" {
 
 #define GBA_ADDR_MAGIC 0x41414247u /* "GBAA" little-endian */
 /*
- * Version 2 (40 bytes) added the network address (net, port) by which
+ * Version 2 (48 bytes) added the network address (net, port) by which
  * endpoints on other hosts reach the endpoint; version 1 addresses (24
  * bytes, no network address) are refused by gba_addr_valid.
  */

@@ -1,7 +1,7 @@
 /*
  * libfabric "gba" provider: address vectors (fi_av(3)).
  *
- * Addresses are binary struct gba_addr (40 bytes, addr_format
+ * Addresses are binary struct gba_addr (48 bytes, addr_format
  * FI_FORMAT_UNSPEC).  Entries live in fixed chunks that never move, so
  * gba_av_addr() (the data path's fi_addr -> address lookup, inline in
  * gba_prov.h) needs no lock.
