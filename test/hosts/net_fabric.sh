@@ -8,6 +8,9 @@
 #     run);
 #   - the same with GBA_NET_ADDR=none must fail (the peer unreachable):
 #     the first run did go between hosts;
+#   - fi_gba_barrier, 2 ranks per host: a set on several hosts runs its
+#     barrier in software over the engine (a device group reaches one
+#     host), every release checked;
 #   - a peer on another host killed (SIGKILL) with a read and an atomic
 #     outstanding: both complete with errors, a new send fails, no hang
 #     (test/hosts/net_dead);
@@ -69,43 +72,55 @@ $emu down >/dev/null 2>&1 # stale hosts of an earlier run
 step "up $N"
 $emu up $N -d "$DIR" >/dev/null || fail "emu_hosts.sh up $N failed"
 
-# xfer N_RANKS ENV...: fi_gba_xfer, rank r on host r % N; 0 if all passed
-xfer() {
-	n=$1
-	shift
-	rm -f "$tmp/xfer.shm"
+# ranks PROG N_RANKS ARGS -- ENV...: fi_gba_PROG, rank r on host r % N,
+# with ARGS; 0 if all passed (outputs in $tmp/out.RANK)
+ranks() {
+	prog=$1
+	n=$2
+	shift 2
+	args=
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		args="$args $1"
+		shift
+	done
+	[ $# -gt 0 ] && shift
+	rm -f "$tmp/ranks.shm"
 	r=0
 	while [ $r -lt $n ]; do
-		(on gba-h$((r % N)) "$@" $tmo 50 "$B/fabtests/fi_gba_xfer" -n $n \
-			-R $r -S "$tmp/xfer.shm" -I 5 -T 40 \
-			>"$tmp/xfer.$r" 2>&1
-		 echo $? >"$tmp/xfer.$r.rc") &
+		(on gba-h$((r % N)) "$@" $tmo 50 "$B/fabtests/fi_gba_$prog" \
+			-n $n -R $r -S "$tmp/ranks.shm" -T 40 $args \
+			>"$tmp/out.$r" 2>&1
+		 echo $? >"$tmp/out.$r.rc") &
 		r=$((r + 1))
 	done
 	wait
 	ok=0
 	r=0
 	while [ $r -lt $n ]; do
-		[ "$(cat "$tmp/xfer.$r.rc")" = 0 ] || ok=1
+		[ "$(cat "$tmp/out.$r.rc")" = 0 ] || ok=1
 		r=$((r + 1))
 	done
 	return $ok
 }
 
 step "fi_gba_xfer, rank 0 on gba-h0, rank 1 on gba-h1"
-xfer 2 || { cat "$tmp"/xfer.[01]; fail "fi_gba_xfer -n 2 across hosts"; }
-grep -h "checks, 0 failed" "$tmp/xfer.0" | sed 's/^/  /'
+ranks xfer 2 -I 5 || { cat "$tmp"/out.[01]; fail "fi_gba_xfer -n 2 across hosts"; }
+grep -h "checks, 0 failed" "$tmp/out.0" | sed 's/^/  /'
 
 step "fi_gba_xfer, 4 ranks, 2 per host"
-xfer 4 || { cat "$tmp"/xfer.[0-3]; fail "fi_gba_xfer -n 4 across hosts"; }
-grep -h "checks, 0 failed" "$tmp/xfer.0" | sed 's/^/  /'
+ranks xfer 4 -I 5 || { cat "$tmp"/out.[0-3]; fail "fi_gba_xfer -n 4 across hosts"; }
+grep -h "checks, 0 failed" "$tmp/out.0" | sed 's/^/  /'
 
 step "fi_gba_xfer with GBA_NET_ADDR=none: the peer must be unreachable"
-if xfer 2 GBA_NET_ADDR=none; then
+if ranks xfer 2 -I 5 -- GBA_NET_ADDR=none; then
 	fail "fi_gba_xfer passed without the TCP path: not between hosts?"
 fi
-grep -h "No route to host" "$tmp/xfer.0" "$tmp/xfer.1" | head -n 1 |
+grep -h "No route to host" "$tmp/out.0" "$tmp/out.1" | head -n 1 |
 	sed 's/^/  /'
+
+step "fi_gba_barrier, 2 ranks per host (software barrier across hosts)"
+ranks barrier 4 -I 30 || { cat "$tmp"/out.[0-3]; fail "fi_gba_barrier across hosts"; }
+sed 's/^/  /' "$tmp/out.0"
 
 step "a peer on another host killed with operations outstanding"
 mkdir "$tmp/dead" && chmod 777 "$tmp/dead"
