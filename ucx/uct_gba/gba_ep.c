@@ -1022,6 +1022,7 @@ static UCS_CLASS_INIT_FUNC(uct_gba_ep_t, const uct_ep_params_t *params)
     uct_gba_iface_t *iface = ucs_derived_of(params->iface, uct_gba_iface_t);
     uct_gba_iface_addr_t iface_addr_buf;
     const uct_gba_iface_addr_t *iface_addr = &iface_addr_buf;
+    const char *why;
     int ret;
 
     UCT_EP_PARAMS_CHECK_DEV_IFACE_ADDRS(params);
@@ -1029,8 +1030,8 @@ static UCS_CLASS_INIT_FUNC(uct_gba_ep_t, const uct_ep_params_t *params)
 
     /* A copy: UCP packs addresses at any alignment */
     memcpy(&iface_addr_buf, params->iface_addr, sizeof(iface_addr_buf));
-    if (!gba_addr_valid(iface_addr, sizeof(*iface_addr))) {
-        ucs_error("gba: malformed interface address");
+    if (gba_addr_check(iface_addr, sizeof(*iface_addr), &why) != 0) {
+        ucs_error("gba: malformed interface address: %s", why);
         return UCS_ERR_INVALID_ADDR;
     }
 
