@@ -741,19 +741,19 @@ static void net_exec_atomic(struct gba_eng_ep *ep, struct gba_eng_conn *c,
 	struct gba_eng_atomic_req req;
 	bool fetch = hdr->xflags & GBA_NET_X_FETCH;
 	bool cmp = hdr->xflags & GBA_NET_X_CMP;
-	uint8_t result[GBA_ENG_INLINE];
-	const uint8_t *operands = payload + sizeof(req);
+	/* 8-byte aligned: the executor reads and writes whole elements */
+	uint64_t result[GBA_ENG_INLINE / 8], ops[GBA_ENG_INLINE / 8];
 	size_t bytes = hdr->rlen;
 	void *ptr;
 	int ret;
 
-	if (hdr->len < sizeof(req)) {
+	if (hdr->len < sizeof(req) || hdr->len > GBA_ENG_INLINE) {
 		ret = -EPROTO;
 		goto out;
 	}
 	memcpy(&req, payload, sizeof(req));
+	/* the operands (and compare values) as the ring's slot holds them */
 	if (!req.count || (uint64_t)req.count * req.elem_size != bytes ||
-	    bytes > sizeof(result) ||
 	    hdr->len != sizeof(req) + bytes * (cmp ? 2 : 1)) {
 		ret = -EPROTO;
 		goto out;
@@ -765,20 +765,16 @@ static void net_exec_atomic(struct gba_eng_ep *ep, struct gba_eng_conn *c,
 	if (ret)
 		goto out;
 	/* operands sit unaligned in the receive buffer: copy them */
-	{
-		uint8_t ops[GBA_ENG_INLINE];
-
-		memcpy(ops, operands, bytes * (cmp ? 2 : 1));
-		if (ep->ops.atomic)
-			ret = ep->ops.atomic(ep->ctx, req.op, req.datatype, ptr,
-					     ops, cmp ? ops + bytes : NULL,
+	memcpy(ops, payload + sizeof(req), bytes * (cmp ? 2 : 1));
+	if (ep->ops.atomic)
+		ret = ep->ops.atomic(ep->ctx, req.op, req.datatype, ptr, ops,
+				     cmp ? (uint8_t *)ops + bytes : NULL,
+				     fetch ? result : NULL, req.count);
+	else
+		ret = gba_eng_atomic_builtin(req.op, req.elem_size, ptr, ops,
+					     cmp ? (uint8_t *)ops + bytes
+						 : NULL,
 					     fetch ? result : NULL, req.count);
-		else
-			ret = gba_eng_atomic_builtin(
-				req.op, req.elem_size, ptr, ops,
-				cmp ? ops + bytes : NULL,
-				fetch ? result : NULL, req.count);
-	}
 	if (!ret)
 		net_event(ep, c, GBA_ENG_EV_ATOMIC, hdr, bytes);
 out:
