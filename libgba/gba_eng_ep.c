@@ -471,7 +471,6 @@ int gba_eng_poll(struct gba_eng_ep *ep)
 {
 	uint64_t head = __atomic_load_n(&ep->head, __ATOMIC_RELAXED);
 	struct gba_eng_slot *slot = &ep->rx->slots[head & ep->rx_mask];
-
 	uint32_t polls;
 
 	if (atomic_load_explicit(&slot->hdr.seq, memory_order_acquire) ==

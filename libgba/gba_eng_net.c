@@ -80,7 +80,8 @@ struct gba_eng_net {
 	int lfd;		    /* listener */
 	int family;		    /* AF_INET or AF_INET6 */
 	struct gba_eng_conn *conns; /* every connection */
-	uint32_t nconns;	    /* read without the lock (hint) */
+	uint32_t nconns;	    /* connections (ep->net_conns: a copy
+				       lock-free callers read) */
 	uint64_t last_ns;	    /* last look at the listener */
 	struct pollfd *pfds;	    /* poll() array, 1 + nconns */
 	struct gba_eng_conn **pconn;
@@ -198,8 +199,9 @@ static void conn_free(struct gba_eng_conn *c)
 	free(c);
 }
 
-static struct gba_eng_conn *conn_new(struct gba_eng_net *net, int fd)
+static struct gba_eng_conn *conn_new(struct gba_eng_ep *ep, int fd)
 {
+	struct gba_eng_net *net = ep->net;
 	struct gba_eng_conn *c = calloc(1, sizeof(*c));
 
 	if (!c)
@@ -207,7 +209,8 @@ static struct gba_eng_conn *conn_new(struct gba_eng_net *net, int fd)
 	c->fd = fd;
 	c->next = net->conns;
 	net->conns = c;
-	__atomic_store_n(&net->nconns, net->nconns + 1, __ATOMIC_RELAXED);
+	net->nconns++;
+	__atomic_store_n(&ep->net_conns, net->nconns, __ATOMIC_RELAXED);
 	return c;
 }
 
@@ -343,7 +346,8 @@ static void conn_sweep(struct gba_eng_ep *ep)
 			continue;
 		}
 		*pp = c->next;
-		__atomic_store_n(&net->nconns, net->nconns - 1,
+		net->nconns--;
+		__atomic_store_n(&ep->net_conns, net->nconns,
 				 __ATOMIC_RELAXED);
 		conn_free(c);
 	}
@@ -392,6 +396,7 @@ void gba_eng_net_close(struct gba_eng_ep *ep)
 	free(net->pconn);
 	free(net);
 	ep->net = NULL;
+	__atomic_store_n(&ep->net_conns, 0, __ATOMIC_RELAXED);
 }
 
 /* ---- Peers ---------------------------------------------------------------- */
@@ -482,7 +487,7 @@ int gba_eng_net_peer_get(struct gba_eng_ep *ep, const struct gba_addr *addr,
 	}
 	if (!peer)
 		peer = net_peer_find_add(ep, addr);
-	c = peer ? conn_new(ep->net, fd) : NULL;
+	c = peer ? conn_new(ep, fd) : NULL;
 	if (!c) {
 		close(fd);
 		return -ENOMEM;
@@ -960,7 +965,7 @@ static void net_accept(struct gba_eng_ep *ep)
 		if (fd < 0)
 			return;
 		net_nodelay(fd);
-		if (!conn_new(net, fd))
+		if (!conn_new(ep, fd))
 			close(fd);
 	}
 }
@@ -974,11 +979,6 @@ bool gba_eng_net_due(struct gba_eng_ep *ep)
 		return false;
 	net->last_ns = now;
 	return true;
-}
-
-int gba_eng_net_busy(const struct gba_eng_ep *ep)
-{
-	return ep->net && __atomic_load_n(&ep->net->nconns, __ATOMIC_RELAXED);
 }
 
 int gba_eng_net_progress(struct gba_eng_ep *ep)

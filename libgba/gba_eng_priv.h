@@ -307,6 +307,7 @@ struct gba_eng_ep {
 	uint64_t nbad; /* slots dropped as corrupt */
 	uint64_t nskipped; /* slots of dead claimers skipped */
 	struct gba_eng_net *net; /* TCP path (NULL: none; gba_eng_net.c) */
+	uint32_t net_conns;	 /* its connections (read without the lock) */
 };
 
 #define GBA_ENG_OP_NONE 0xffffffffu
@@ -485,7 +486,11 @@ int gba_eng_net_progress(struct gba_eng_ep *ep);
  */
 #define GBA_NET_IDLE_POLLS 16
 bool gba_eng_net_due(struct gba_eng_ep *ep);
-/* Whether @ep has TCP connections (loads only: gba_eng_poll's hint). */
-int gba_eng_net_busy(const struct gba_eng_ep *ep);
+
+/* Whether @ep has TCP connections (one load: gba_eng_poll's hint). */
+static inline int gba_eng_net_busy(const struct gba_eng_ep *ep)
+{
+	return __atomic_load_n(&ep->net_conns, __ATOMIC_RELAXED) != 0;
+}
 
 #endif /* GBA_ENG_PRIV_H */
