@@ -6,7 +6,9 @@
 # runs each): the 8-byte tagged ping-pong (half round trip) and the
 # bandwidth of 1 MiB messages (window of 16), medians, and the ratios.
 # Usage: bench/run_hosts_bench.sh [BUILDDIR]  (default: the current
-# directory, a build tree).  Environment: REPS (default 3), ITERS
+# directory, a build tree).  The ranks are not bound (--bind-to none):
+# each emulated host would bind its rank to the same first core.
+# Environment: REPS (default 3), ITERS
 # (ping-pong iterations per round, default 5000).  Prints `uptime` first:
 # the figures mean little on a loaded machine.
 B=$(cd "${1:-.}" && pwd)
@@ -38,7 +40,7 @@ $emu up 2 -d "$DIR" >/dev/null || exit 1
 
 echo "# $(uptime)"
 echo "# 2 emulated hosts, 1 rank each, MTL-OFI, gba_bench_mpi_pingpong" \
-	"-m 8 -I $iters -r 3 -W 16, $reps runs each"
+	"-m 8 -f 131072 -I $iters -r 3 -W 16 --bind-to none, $reps runs each"
 : >"$tmp/gba"
 : >"$tmp/tcp"
 r=1
@@ -50,13 +52,13 @@ while [ $r -le $reps ]; do
 			FI_PROVIDER_PATH="$B/prov/gba/.libs" \
 			LD_LIBRARY_PATH="$B/libgba/.libs" \
 			timeout -k 5 300 mpirun --allow-run-as-root \
-			--host gba-h0,gba-h1 -np 2 \
+			--host gba-h0,gba-h1 -np 2 --bind-to none \
 			--mca oob_tcp_if_include $NET.0/24 \
 			--mca pml cm --mca mtl ofi \
 			--mca mtl_ofi_provider_exclude none \
 			-x FI_PROVIDER="$prov" -x FI_PROVIDER_PATH \
 			-x LD_LIBRARY_PATH -x FI_TCP_IFACE=eth0 \
-			"$B/bench/gba_bench_mpi_pingpong" -m 8 -I $iters -r 3 \
+			"$B/bench/gba_bench_mpi_pingpong" -m 8 -f 131072 -I $iters -r 3 \
 			-W 16 >"$tmp/out" 2>&1 ||
 			{ echo "FAILED ($prov):"; cat "$tmp/out"; }
 		grep -E '^mpi(_bw)? ' "$tmp/out" >>"$tmp/$p"

@@ -178,7 +178,7 @@ if [ -z "$mpirun" ] || ! command -v "$mpirun" >/dev/null 2>&1 ||
 else
 	hf=$tmp/hostfile
 	printf "gba-h0 slots=2\ngba-h1 slots=2\n" >"$hf"
-	ompi="--allow-run-as-root --hostfile $hf -np 4"
+	ompi="--allow-run-as-root --hostfile $hf -np 4 --bind-to none"
 	ompi="$ompi --mca oob_tcp_if_include $NET.0/24"
 	xenv="-x FI_PROVIDER_PATH -x LD_LIBRARY_PATH"
 	for v in ASAN_OPTIONS UBSAN_OPTIONS; do
