@@ -37,6 +37,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,8 @@
 #define GBA_NET_FRAME_MAX (1ULL << 31)
 /* Bytes read at least per read() */
 #define GBA_NET_READ_MIN (256UL << 10)
+/* Idle polls of the sockets between two sched_yield */
+#define GBA_NET_YIELD_POLLS 16
 /* ep_close flushes send queues for at most this long */
 #define GBA_NET_CLOSE_MS 2000
 
@@ -87,6 +90,7 @@ struct gba_eng_net {
 	struct gba_eng_conn **pconn;
 	uint32_t pcap;
 	uint64_t nbad;		    /* protocol errors logged */
+	uint32_t idle;		    /* progress calls that found nothing */
 };
 
 /* ---- Sockets ------------------------------------------------------------ */
@@ -1021,8 +1025,19 @@ int gba_eng_net_progress(struct gba_eng_ep *ep)
 			POLLIN | (c->shead != c->stail ? POLLOUT : 0);
 		net->pconn[np++] = c;
 	}
-	if (poll(net->pfds, np, 0) <= 0)
+	if (poll(net->pfds, np, 0) <= 0) {
+		/*
+		 * Nothing on the sockets.  A frame in flight may wait for the
+		 * kernel's network softirq, which, once deferred to
+		 * ksoftirqd, a spinning process starves of the CPU (a ping
+		 * took a scheduler tick on a loaded machine): give the CPU
+		 * away now and then.
+		 */
+		if (++net->idle % GBA_NET_YIELD_POLLS == 0)
+			sched_yield();
 		return 0;
+	}
+	net->idle = 0;
 	for (i = 1; i < np; i++) {
 		c = net->pconn[i];
 		if (c->closed || !net->pfds[i].revents)
