@@ -119,7 +119,7 @@ grep -h "No route to host" "$tmp/out.0" "$tmp/out.1" | head -n 1 |
 	sed 's/^/  /'
 
 step "fi_gba_barrier, 2 ranks per host (software barrier across hosts)"
-ranks barrier 4 -I 30 || { cat "$tmp"/out.[0-3]; fail "fi_gba_barrier across hosts"; }
+ranks barrier 4 -I 100 || { cat "$tmp"/out.[0-3]; fail "fi_gba_barrier across hosts"; }
 sed 's/^/  /' "$tmp/out.0"
 
 step "a peer on another host killed with operations outstanding"
