@@ -1,5 +1,6 @@
 /* Shared code of the gba conformance programs; see gba_ft_common.h. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -51,6 +52,10 @@ static void ft_usage(const char *name, const char *usage)
 		"  -n <number>     processes (forked by the program, max %d)\n"
 		"  -T <seconds>    fail if the run takes longer\n"
 		"  -D <seconds>    run length, for the programs that have one\n"
+		"  -R <rank> -S <file>  run only that rank of the -n, the "
+		"shared area\n"
+		"                  being <file> (ranks started separately, "
+		"e.g. on emulated hosts)\n"
 		"  -v              verbose\n"
 		"  -h              this help\n%s",
 		name, FT_MAX_PROCS, usage ? usage : "");
@@ -62,7 +67,9 @@ int ft_parse(int argc, char **argv, struct ft_opts *o, const char *name,
 	int c;
 
 	ft_prog = name;
-	while ((c = getopt(argc, argv, "p:I:n:T:D:r:tvh")) != -1) {
+	o->rank = -1;
+	o->shared_file = NULL;
+	while ((c = getopt(argc, argv, "p:I:n:T:D:r:R:S:tvh")) != -1) {
 		switch (c) {
 		case 'p':
 			o->prov = optarg;
@@ -82,6 +89,12 @@ int ft_parse(int argc, char **argv, struct ft_opts *o, const char *name,
 		case 'r':
 			o->delay_us = atoi(optarg);
 			break;
+		case 'R':
+			o->rank = atoi(optarg);
+			break;
+		case 'S':
+			o->shared_file = optarg;
+			break;
 		case 't':
 			o->triggered = true;
 			break;
@@ -97,7 +110,8 @@ int ft_parse(int argc, char **argv, struct ft_opts *o, const char *name,
 		}
 	}
 	if (o->nprocs < 1 || o->nprocs > FT_MAX_PROCS || o->iters < 0 ||
-	    o->timeout_s < 1 || o->delay_us < 0 || o->duration_s < 0) {
+	    o->timeout_s < 1 || o->delay_us < 0 || o->duration_s < 0 ||
+	    o->rank >= o->nprocs || (o->rank >= 0) != !!o->shared_file) {
 		fprintf(stderr, "%s: bad option value\n", name);
 		ft_usage(name, usage);
 		exit(2);
@@ -115,6 +129,35 @@ static void ft_kill_all(const pid_t *pids, int n)
 			kill(pids[i], SIGKILL);
 }
 
+/* -R/-S: one rank in this process, the shared area a file. */
+static int ft_run_one(const struct ft_opts *o, size_t size,
+		      int (*child)(int rank, void *shared,
+				   const struct ft_opts *o))
+{
+	void *shared;
+	int fd, r;
+
+	fd = open(o->shared_file, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0 || ftruncate(fd, (off_t)size)) {
+		perror(o->shared_file);
+		return 1;
+	}
+	shared = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (shared == MAP_FAILED) {
+		perror("mmap");
+		return 1;
+	}
+	alarm((unsigned)o->timeout_s);
+	r = child(o->rank, shared, o);
+	if (r)
+		atomic_store(&((struct ft_shared *)shared)->failed, 1);
+	fflush(stdout);
+	fflush(stderr);
+	munmap(shared, size);
+	return r ? 1 : 0;
+}
+
 int ft_fork_run(const struct ft_opts *o, size_t size,
 		int (*child)(int rank, void *shared, const struct ft_opts *o))
 {
@@ -123,6 +166,8 @@ int ft_fork_run(const struct ft_opts *o, size_t size,
 	uint64_t deadline = ft_now_ms() + (uint64_t)o->timeout_s * 1000;
 	void *shared;
 
+	if (o->rank >= 0)
+		return ft_run_one(o, size, child);
 	shared = mmap(NULL, size, PROT_READ | PROT_WRITE,
 		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (shared == MAP_FAILED) {

@@ -38,6 +38,8 @@ struct ft_opts {
 	int delay_us;	  /* -r: random delay bound */
 	bool triggered;	  /* -t */
 	bool verbose;	  /* -v */
+	int rank;	  /* -R: run only this rank here (-1: fork all) */
+	const char *shared_file; /* -S: the shared area, a file (with -R) */
 };
 
 /*
@@ -63,6 +65,14 @@ struct ft_shared {
  * the run exceeds @o->timeout_s, the others are killed.  Returns 0 if
  * every child exited 0, else 1.  Libfabric must not be initialised in
  * the caller.
+ *
+ * With -R rank and -S file (o->rank >= 0), runs only @child(o->rank) in
+ * this process, the shared area being @o->shared_file mapped MAP_SHARED
+ * (created and sized by the first process; it must not exist before
+ * the run): the ranks are started separately, on emulated hosts that
+ * share the file system and the kernel (scripts/emu_hosts.sh), and talk
+ * over the fabric between hosts.  SIGALRM ends the process after
+ * @o->timeout_s.
  */
 int ft_fork_run(const struct ft_opts *o, size_t size,
 		int (*child)(int rank, void *shared, const struct ft_opts *o));

@@ -41,11 +41,6 @@
 /* Entries one progress call handles at most (bounded latency). */
 #define GBA_ENG_PROGRESS_BUDGET 64
 
-static uint64_t peer_key(const struct gba_addr *addr)
-{
-	return ((uint64_t)addr->pid << 32) | addr->ep_id;
-}
-
 int gba_eng_ep_open(const struct gba_eng_ep_attr *attr,
 		    struct gba_eng_ep **epp)
 {
@@ -78,6 +73,9 @@ int gba_eng_ep_open(const struct gba_eng_ep_attr *attr,
 		ep->addr = *attr->addr;
 	else
 		gba_addr_init_local(&ep->addr);
+	/* the network address is the engine's to fill in */
+	memset(ep->addr.net, 0, sizeof(ep->addr.net));
+	ep->addr.port = 0;
 	ep->ops = *attr->ops;
 	ep->ctx = attr->ctx;
 	ep->max_ops = attr->max_ops ? attr->max_ops : GBA_ENG_MAX_OPS_DEF;
@@ -96,6 +94,9 @@ int gba_eng_ep_open(const struct gba_eng_ep_attr *attr,
 	if (!ep->ncpus)
 		ep->ncpus = 1;
 
+	ret = gba_eng_net_open(ep, attr->net_addr);
+	if (ret)
+		goto err;
 	gba_eng_ring_reap();
 	ret = gba_eng_ring_create(&ep->addr, nslots, &ep->rx, &ep->rx_len,
 				  &ep->rx_fd);
@@ -114,6 +115,7 @@ int gba_eng_ep_open(const struct gba_eng_ep_attr *attr,
 	*epp = ep;
 	return 0;
 err:
+	gba_eng_net_close(ep);
 	free(ep->optab);
 	free(ep);
 	return ret;
@@ -126,6 +128,7 @@ void gba_eng_ep_close(struct gba_eng_ep *ep)
 
 	if (!ep)
 		return;
+	gba_eng_net_close(ep);
 	if (ep->service)
 		gba_eng_ring_release_service(ep->rx_fd, ep->addr.ep_id);
 	gba_eng_ring_destroy(ep->rx, ep->rx_len, &ep->addr, ep->rx_fd);
@@ -169,16 +172,16 @@ static bool gba_eng_knows_pid(struct gba_eng_ep *ep, uint32_t pid)
 int gba_eng_peer_get(struct gba_eng_ep *ep, const struct gba_addr *addr,
 		     struct gba_eng_peer **peerp)
 {
+	struct gba_eng_peer_key key;
 	struct gba_eng_peer *peer;
-	uint64_t key;
 	int ret;
 
 	gba_err_clear();
 	if (!ep || !peerp || !addr || !gba_addr_valid(addr, sizeof(*addr)))
 		return -EINVAL;
 	if (addr->host_id != ep->addr.host_id)
-		return -EHOSTUNREACH;
-	key = peer_key(addr);
+		return gba_eng_net_peer_get(ep, addr, peerp);
+	key = gba_eng_peer_key(addr);
 	HASH_FIND(hh, ep->peers, &key, sizeof(key), peer);
 	if (peer) {
 		*peerp = peer;
@@ -386,8 +389,7 @@ int gba_eng_peer_gone(const struct gba_eng_peer *peer)
 	return peer && (peer->dead || peer_gone(peer));
 }
 
-/* Mark @peer dead and fail every operation outstanding there. */
-static void peer_died(struct gba_eng_ep *ep, struct gba_eng_peer *peer)
+void gba_eng_dead_peer(struct gba_eng_ep *ep, struct gba_eng_peer *peer)
 {
 	uint32_t i;
 
@@ -406,7 +408,7 @@ int gba_eng_peer_full(struct gba_eng_ep *ep, struct gba_eng_peer *peer)
 	peer->full_check_ns = now;
 	if (!peer_gone(peer))
 		return -EAGAIN;
-	peer_died(ep, peer);
+	gba_eng_dead_peer(ep, peer);
 	return -EPIPE;
 }
 
@@ -425,11 +427,11 @@ static void check_peers(struct gba_eng_ep *ep)
 	{
 		if (!peer->nops || peer->dead || !peer_gone(peer))
 			continue;
-		peer_died(ep, peer);
+		gba_eng_dead_peer(ep, peer);
 	}
 	for (bl = ep->backlog; bl; bl = bl->next)
 		if (!bl->peer->dead && peer_gone(bl->peer))
-			peer_died(ep, bl->peer);
+			gba_eng_dead_peer(ep, bl->peer);
 }
 
 /* ---- Progress ------------------------------------------------------------ */
@@ -469,13 +471,21 @@ int gba_eng_poll(struct gba_eng_ep *ep)
 {
 	uint64_t head = __atomic_load_n(&ep->head, __ATOMIC_RELAXED);
 	struct gba_eng_slot *slot = &ep->rx->slots[head & ep->rx_mask];
+	uint32_t polls;
 
 	if (gba_eng_slot_at(slot, head + 1) ||
 	    __atomic_load_n(&ep->nops, __ATOMIC_RELAXED) ||
-	    __atomic_load_n(&ep->backlog, __ATOMIC_RELAXED))
+	    __atomic_load_n(&ep->backlog, __ATOMIC_RELAXED) ||
+	    gba_eng_net_busy(ep))
 		return 1;
-	/* the next progress call's idle count is a checking one: make it */
-	return (idle_poll(ep) & check_mask(ep)) == check_mask(ep);
+	/*
+	 * The next progress call's idle count is a checking one (of dead
+	 * peers, or of the TCP listener): make it.
+	 */
+	polls = idle_poll(ep);
+	return (polls & check_mask(ep)) == check_mask(ep) ||
+	       (ep->net &&
+		polls % GBA_NET_IDLE_POLLS == GBA_NET_IDLE_POLLS - 1);
 }
 
 int gba_eng_progress(struct gba_eng_ep *ep)
@@ -509,11 +519,16 @@ int gba_eng_progress(struct gba_eng_ep *ep)
 	}
 	if (ep->backlog)
 		backlog_flush(ep);
+	if (gba_eng_net_busy(ep)) /* peers on other hosts (TCP) */
+		n += gba_eng_net_progress(ep);
 	if (n) {
 		__atomic_store_n(&ep->idle_polls, 0, __ATOMIC_RELAXED);
 		return n;
 	}
 	polls = idle_poll(ep);
+	/* no connection: a look at the listener now and then */
+	if (ep->net && !(polls % GBA_NET_IDLE_POLLS) && gba_eng_net_due(ep))
+		n = gba_eng_net_progress(ep);
 	if ((polls & check_mask(ep)) ||
 	    (!ep->nops && !ep->backlog &&
 	     atomic_load_explicit(&rx->tail, memory_order_relaxed) == ep->head))

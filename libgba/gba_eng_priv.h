@@ -9,6 +9,8 @@
  *   gba_eng_xfer.c   initiating sends, puts, gets and atomics; executing
  *                    them at the target; cross-memory attach copies
  *   gba_eng_atomic.c the built-in 32/64-bit atomic executor
+ *   gba_eng_net.c    the TCP path to peers on other hosts (frames:
+ *                    gba_eng_wire.h)
  */
 #ifndef GBA_ENG_PRIV_H
 #define GBA_ENG_PRIV_H
@@ -276,16 +278,27 @@ static inline bool gba_eng_slot_at(struct gba_eng_slot *slot, uint64_t pos)
 
 /* ---- Endpoint state (gba_eng_ep.c) -------------------------------------- */
 
+/* What ep->peers is keyed by: the peer's host and (pid, ep_id). */
+struct gba_eng_peer_key {
+	uint64_t host_id;
+	uint64_t id; /* pid << 32 | ep_id */
+};
+
+struct gba_eng_conn;
+
 struct gba_eng_peer {
 	struct gba_addr addr;
-	struct gba_eng_ring *ring; /* its receive queue (ours for self) */
+	struct gba_eng_ring *ring; /* its receive queue (ours for self);
+				      NULL for a peer on another host */
+	struct gba_eng_conn *conn; /* another host: the TCP connection our
+				      operations to it take (gba_eng_net.c) */
 	size_t map_len;		   /* 0: not our mapping (self) */
 	uint32_t nslots;	   /* its slots, from the checked mapping */
 	uint32_t nops;		   /* our operations outstanding there */
 	bool dead;
 	uint64_t full_check_ns;	   /* gba_eng_peer_full's last look */
-	UT_hash_handle hh; /* ep->peers, keyed by (pid, ep_id) */
-	uint64_t key;
+	UT_hash_handle hh; /* ep->peers, keyed by key */
+	struct gba_eng_peer_key key;
 };
 
 /* An outstanding operation of the initiator. */
@@ -335,6 +348,8 @@ struct gba_eng_ep {
 	uint64_t last_check_ns;
 	uint64_t nbad; /* slots dropped as corrupt */
 	uint64_t nskipped; /* slots of dead claimers skipped */
+	struct gba_eng_net *net; /* TCP path (NULL: none; gba_eng_net.c) */
+	uint32_t net_conns;	 /* its connections (read without the lock) */
 };
 
 #define GBA_ENG_OP_NONE 0xffffffffu
@@ -351,6 +366,18 @@ struct gba_eng_ep {
  * GBA_ENG_CHECK_NS per peer.
  */
 int gba_eng_peer_full(struct gba_eng_ep *ep, struct gba_eng_peer *peer);
+
+/* Mark @peer dead and fail every operation outstanding there (-EPIPE). */
+void gba_eng_dead_peer(struct gba_eng_ep *ep, struct gba_eng_peer *peer);
+
+/* The key of @addr in ep->peers. */
+static inline struct gba_eng_peer_key gba_eng_peer_key(const struct gba_addr *addr)
+{
+	struct gba_eng_peer_key k = {
+		addr->host_id, ((uint64_t)addr->pid << 32) | addr->ep_id};
+
+	return k;
+}
 
 /* Take an operation record (NULL if the table is full). */
 struct gba_eng_op *gba_eng_op_alloc(struct gba_eng_ep *ep,
@@ -447,5 +474,65 @@ void gba_eng_bad_slot(struct gba_eng_ep *ep, const struct gba_eng_hdr *hdr,
 int gba_eng_cma(pid_t pid, bool write, const struct iovec *liov,
 		size_t lcount, const struct iovec *riov, size_t rcount,
 		size_t roff, size_t len);
+
+/* ---- gba_eng_net.c ------------------------------------------------------ */
+
+/*
+ * The TCP path to peers on other hosts (doc/design.md section 9): a
+ * listening socket per endpoint, bound to gba_net_local()'s address, one
+ * connection per pair of endpoints that talk (or two, when both connect
+ * at once), frames of gba_eng_wire.h, a send queue per connection flushed
+ * by progress.
+ */
+struct gba_eng_net;
+
+/*
+ * Open @ep's listener and put its address into ep->addr (net, port):
+ * @spec as gba_net_local takes it.  0 (also when the TCP path is
+ * disabled or this host has no address: ep->net stays NULL and peers on
+ * other hosts are unreachable), or a negative errno (GBA_NET_ADDR given
+ * but unusable: -EINVAL, -EADDRNOTAVAIL; socket errors).
+ */
+int gba_eng_net_open(struct gba_eng_ep *ep, const char *spec);
+/* Close @ep's connections (flushing their send queues for a bounded time). */
+void gba_eng_net_close(struct gba_eng_ep *ep);
+/*
+ * The peer on another host at @addr, connecting on first use: 0,
+ * -EHOSTUNREACH (no TCP path here or there, connection refused or timed
+ * out), -EPIPE (its connection died), -ENOMEM.
+ */
+int gba_eng_net_peer_get(struct gba_eng_ep *ep, const struct gba_addr *addr,
+			 struct gba_eng_peer **peerp);
+/* The initiator's operations on a peer with a connection. */
+int gba_eng_net_send(struct gba_eng_ep *ep, struct gba_eng_peer *peer,
+		     const struct iovec *iov, size_t count, uint64_t tag,
+		     uint64_t data, uint32_t flags);
+int gba_eng_net_rma(struct gba_eng_ep *ep, struct gba_eng_peer *peer, bool put,
+		    const struct iovec *iov, size_t count, uint64_t addr,
+		    uint64_t key, uint32_t flags, uint64_t data,
+		    uint64_t cookie);
+int gba_eng_net_atomic(struct gba_eng_ep *ep, struct gba_eng_peer *peer,
+		       uint32_t aop, uint32_t datatype, size_t elem_size,
+		       size_t count, const void *operand, const void *compare,
+		       void *result, uint64_t addr, uint64_t key,
+		       uint32_t flags, uint64_t data, uint64_t cookie);
+/*
+ * Accept, read and execute what arrived on @ep's sockets and flush the
+ * send queues.  Returns the frames handled.  Costs a poll() call.
+ */
+int gba_eng_net_progress(struct gba_eng_ep *ep);
+/*
+ * Without connections, progress looks at the listener (one accept4) every
+ * GBA_NET_IDLE_POLLS-th idle call, when gba_eng_net_due says
+ * GBA_NET_IDLE_NS passed since the last look.
+ */
+#define GBA_NET_IDLE_POLLS 16
+bool gba_eng_net_due(struct gba_eng_ep *ep);
+
+/* Whether @ep has TCP connections (one load: gba_eng_poll's hint). */
+static inline int gba_eng_net_busy(const struct gba_eng_ep *ep)
+{
+	return __atomic_load_n(&ep->net_conns, __ATOMIC_RELAXED) != 0;
+}
 
 #endif /* GBA_ENG_PRIV_H */

@@ -258,6 +258,8 @@ int gba_eng_send(struct gba_eng_ep *ep, struct gba_eng_peer *peer,
 
 	if (!ep || !peer || len < 0)
 		return -EINVAL;
+	if (!peer->ring) /* another host */
+		return gba_eng_net_send(ep, peer, iov, count, tag, data, flags);
 	ret = peer_check(peer);
 	if (ret)
 		return ret;
@@ -322,6 +324,9 @@ static int rma(struct gba_eng_ep *ep, struct gba_eng_peer *peer, bool put,
 
 	if (!ep || !peer || len < 0)
 		return -EINVAL;
+	if (!peer->ring) /* another host */
+		return gba_eng_net_rma(ep, peer, put, iov, count, addr, key,
+				       flags, data, cookie);
 	ret = peer_check(peer);
 	if (ret)
 		return ret;
@@ -396,6 +401,10 @@ int gba_eng_atomic(struct gba_eng_ep *ep, struct gba_eng_peer *peer,
 	if (!ep || !peer || !count || !elem_size ||
 	    count > gba_eng_atomic_max_count(elem_size, compare != NULL))
 		return -EINVAL;
+	if (!peer->ring) /* another host */
+		return gba_eng_net_atomic(ep, peer, aop, datatype, elem_size,
+					  count, operand, compare, result,
+					  addr, key, flags, data, cookie);
 	ret = peer_check(peer);
 	if (ret)
 		return ret;

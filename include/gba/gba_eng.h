@@ -29,7 +29,9 @@
  *
  * Error convention: 0 (or a documented non-negative value) or a negative
  * errno.  Completions carry a status that is 0 or a negative errno:
- *   -EHOSTUNREACH  the peer is on another host, or its endpoint is gone
+ *   -EHOSTUNREACH  the peer is on another host that cannot be reached
+ *                  (no network address, connection refused), or its
+ *                  endpoint is gone
  *   -EPIPE         the peer process died with the operation outstanding
  *   -ENOKEY        the target knows no region with that key
  *   -EACCES        the region does not grant the access
@@ -282,6 +284,14 @@ struct gba_eng_ep_attr {
 	uint32_t flags;		/* GBA_ENG_EP_* */
 	const struct gba_eng_ops *ops;
 	void *ctx;		/* first argument of every callback */
+	/*
+	 * The network address peers on other hosts reach the endpoint at
+	 * (its TCP listener; doc/design.md section 9): a numeric address
+	 * or host name, "none" for no TCP path, NULL for GBA_NET_ADDR or
+	 * its default, the address the host name resolves to (gba_net_local).
+	 * The front ends pass FI_GBA_NET_ADDR / UCX_GBA_NET_ADDR here.
+	 */
+	const char *net_addr;
 };
 
 /*
@@ -297,7 +307,9 @@ struct gba_eng_ep_attr {
  * it.  Returns 0, -EINVAL (NULL pointers, ops without recv/complete/
  * mr_lookup, an address of another process, rx_slots not a power of two
  * or above 65536, eager_max above GBA_ENG_EAGER_MAX, unknown flags,
- * GBA_ENG_EP_SERVICE without an address), -EADDRINUSE (that address, or
+ * GBA_ENG_EP_SERVICE without an address), -EADDRNOTAVAIL or another
+ * socket errno (@net_addr or GBA_NET_ADDR names an address the TCP
+ * listener cannot bind), -EADDRINUSE (that address, or
  * with GBA_ENG_EP_SERVICE that service, is in use), -EACCES (a file of
  * another user has the queue's name), -ENOSPC (/dev/shm cannot hold the
  * queue: its pages are reserved before use, so a full /dev/shm is this
@@ -360,10 +372,12 @@ const struct gba_addr *gba_eng_ep_addr(const struct gba_eng_ep *ep);
 
 /*
  * gba_eng_peer_get - the peer handle for @addr, connecting on first use
- * (maps the peer's receive queue).  Handles live until the endpoint
- * closes.  Returns 0, -EINVAL (malformed address), -EHOSTUNREACH
- * (another host, or no such endpoint: the receive queues of another
- * user's processes are not found), -EPIPE (the peer died), -ENOMEM,
+ * (maps the peer's receive queue; a peer on another host: a TCP
+ * connection, made at once, bounded to 5 s).  Handles live until the
+ * endpoint closes.  Returns 0, -EINVAL (malformed address), -EHOSTUNREACH
+ * (another host without a TCP path, connection refused or timed out, or
+ * no such endpoint: the receive queues of another user's processes are
+ * not found), -EPIPE (the peer died), -ENOMEM,
  * -EACCES (a queue of this name not owned by the caller, or open to
  * group/others), -EMFILE.
  */

@@ -8,14 +8,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <stddef.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <gba/gba_addr.h>
 
 Test(addr, layout)
 {
-	cr_expect_eq(sizeof(struct gba_addr), 24);
+	cr_expect_eq(sizeof(struct gba_addr), 48);
 	cr_expect_eq(GBA_ADDR_MAGIC, 0x41414247u);
+	cr_expect_eq(GBA_ADDR_VERSION, 2);
+	cr_expect_eq(offsetof(struct gba_addr, net), GBA_ADDR_ID_LEN);
 }
 
 Test(addr, init_local)
@@ -86,8 +91,35 @@ Test(addr, valid)
 	a.magic ^= 1;
 	cr_expect_not(gba_addr_valid(&a, sizeof(a)));
 	a.magic ^= 1;
-	a.version = 2;
+	a.version = 1;
 	cr_expect_not(gba_addr_valid(&a, sizeof(a)));
+	a.version = 3;
+	cr_expect_not(gba_addr_valid(&a, sizeof(a)));
+	a.version = GBA_ADDR_VERSION;
+	a.reserved2[1] = 1;
+	cr_expect_not(gba_addr_valid(&a, sizeof(a)));
+}
+
+/* gba_addr_check says why: a version 1 address (24 bytes) is refused */
+Test(addr, check_old_version)
+{
+	struct {
+		uint32_t magic;
+		uint16_t version, reserved;
+		uint32_t pid, ep_id;
+		uint64_t host_id;
+	} v1 = {GBA_ADDR_MAGIC, 1, 0, 1, 2, 3};
+	struct gba_addr a;
+	const char *why = NULL;
+
+	cr_expect_eq(gba_addr_check(&v1, sizeof(v1), &why), -EINVAL);
+	cr_assert_not_null(why);
+	cr_expect(strstr(why, "older version") != NULL, "%s", why);
+	gba_addr_init_local(&a);
+	cr_expect_eq(gba_addr_check(&a, sizeof(a), &why), 0);
+	cr_expect_null(why);
+	cr_expect_eq(gba_addr_check(&a, sizeof(a) - 1, &why), -EINVAL);
+	cr_expect(strstr(why, "size") != NULL, "%s", why);
 }
 
 Test(addr, reach_and_equal)
@@ -104,6 +136,20 @@ Test(addr, reach_and_equal)
 	c.host_id++;
 	cr_expect_eq(gba_addr_reach(&a, &c), GBA_REACH_NONE);
 	cr_expect_eq(gba_addr_reach(NULL, &c), GBA_REACH_NONE);
+	/* another host with network addresses on both sides: TCP */
+	a.net[10] = a.net[11] = c.net[10] = c.net[11] = 0xff;
+	a.net[12] = c.net[12] = 10;
+	a.net[15] = 1;
+	c.net[15] = 2;
+	cr_expect_eq(gba_addr_reach(&a, &c), GBA_REACH_NONE); /* no port */
+	a.port = c.port = 0x3412;
+	cr_expect_eq(gba_addr_reach(&a, &c), GBA_REACH_NET);
+	c.host_id--;
+	cr_expect_eq(gba_addr_reach(&a, &c), GBA_REACH_HOST);
+	/* equal: the identity, not how it is reached */
+	c = a;
+	c.port++;
+	cr_expect(gba_addr_equal(&a, &c));
 	cr_expect(gba_addr_equal(&a, &a));
 	cr_expect_not(gba_addr_equal(&a, &b));
 	cr_expect_not(gba_addr_equal(&a, NULL));
@@ -126,6 +172,29 @@ Test(addr, str_parse_roundtrip)
 	cr_expect(gba_addr_equal(&a, &p));
 	cr_expect(gba_addr_valid(&p, sizeof(p)));
 
+	/* with a network address: "@a.b.c.d:port", "@[v6]:port" */
+	a.net[10] = a.net[11] = 0xff;
+	a.net[12] = 10;
+	a.net[13] = 77;
+	a.net[15] = 2;
+	a.port = htons(40000);
+	cr_expect_eq(gba_addr_str(&a, buf, sizeof(buf)), (int)strlen(buf));
+	cr_expect_str_eq(buf, "gba://fedcba9876543210/4294967295/4294967295"
+			      "@10.77.0.2:40000");
+	cr_assert_eq(gba_addr_parse(buf, &p), 0);
+	cr_expect_eq(memcmp(&a, &p, sizeof(a)), 0);
+	memset(a.net, 0, sizeof(a.net));
+	a.net[0] = 0xfd;
+	a.net[15] = 1;
+	gba_addr_str(&a, buf, sizeof(buf));
+	cr_expect_str_eq(buf, "gba://fedcba9876543210/4294967295/4294967295"
+			      "@[fd00::1]:40000");
+	cr_assert_eq(gba_addr_parse(buf, &p), 0);
+	cr_expect_eq(memcmp(&a, &p, sizeof(a)), 0);
+	memset(a.net, 0, sizeof(a.net));
+	a.port = 0;
+	n = gba_addr_str(&a, buf, sizeof(buf));
+
 	/* truncation like snprintf */
 	cr_expect_eq(gba_addr_str(&a, small, sizeof(small)), n);
 	cr_expect_eq(strlen(small), sizeof(small) - 1);
@@ -140,7 +209,10 @@ Test(addr, parse_rejects_garbage)
 		"gba://1/2/3/", "gba://1//3", "gba://g/2/3", "gba://1/2/3x",
 		"gba://1/-2/3", "gba://1/4294967296/3",
 		"gba://1/2/99999999999", "gba://11111111111111111/2/3",
-		"gba://1/2/ 3",
+		"gba://1/2/ 3", "gba://1/2/3@", "gba://1/2/3@10.0.0.1",
+		"gba://1/2/3@10.0.0.1:", "gba://1/2/3@10.0.0.1:0",
+		"gba://1/2/3@10.0.0.1:65536", "gba://1/2/3@10.0.0:1",
+		"gba://1/2/3@[fd00::1:1", "gba://1/2/3@fd00::1:1",
 	};
 	struct gba_addr p;
 	unsigned i;
@@ -173,7 +245,10 @@ Test(addr, hash)
 	cr_expect_neq(h, gba_addr_hash(v, 3, 7));
 }
 
-/* host_id is the 64-bit FNV-1a hash of the kernel boot id */
+/*
+ * host_id is the 64-bit FNV-1a hash of the kernel boot id, continued over
+ * /dev/shm's device and inode (two 64-bit words) and the host name
+ */
 Test(addr, host_id_is_boot_id_hash)
 {
 	uint64_t h = 0xcbf29ce484222325ULL;
@@ -193,6 +268,27 @@ Test(addr, host_id_is_boot_id_hash)
 	for (i = 0; i < n; i++) {
 		h ^= (unsigned char)buf[i];
 		h *= 0x100000001b3ULL;
+	}
+	{
+		uint64_t di[2] = {0, 0};
+		const unsigned char *p = (const unsigned char *)di;
+		char name[256];
+		struct stat st;
+
+		if (!stat("/dev/shm", &st)) {
+			di[0] = (uint64_t)st.st_dev;
+			di[1] = (uint64_t)st.st_ino;
+		}
+		for (i = 0; i < sizeof(di); i++) {
+			h ^= p[i];
+			h *= 0x100000001b3ULL;
+		}
+		cr_assert_eq(gethostname(name, sizeof(name)), 0);
+		name[sizeof(name) - 1] = '\0';
+		for (i = 0; i < strlen(name); i++) {
+			h ^= (unsigned char)name[i];
+			h *= 0x100000001b3ULL;
+		}
 	}
 	cr_expect_eq(gba_host_id(), h);
 }

@@ -16,6 +16,8 @@
  * it.  Addresses go between the processes in a MAP_SHARED struct.
  */
 #include <errno.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <sched.h>
@@ -657,6 +659,28 @@ static pid_t dead_pid(void)
 
 /* ---- 1. Endpoints and addresses (one process) --------------------------- */
 
+/*
+ * A TCP port of @a's network address that nothing listens on (bound,
+ * then closed: connecting to it is refused).
+ */
+static uint16_t closed_port(const struct gba_addr *a)
+{
+	struct sockaddr_in in;
+	socklen_t len = sizeof(in);
+	uint16_t port;
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	cr_assert_geq(fd, 0);
+	memset(&in, 0, sizeof(in));
+	in.sin_family = AF_INET;
+	memcpy(&in.sin_addr, a->net + 12, 4);
+	cr_assert_eq(bind(fd, (struct sockaddr *)&in, sizeof(in)), 0);
+	cr_assert_eq(getsockname(fd, (struct sockaddr *)&in, &len), 0);
+	port = in.sin_port;
+	close(fd);
+	return port;
+}
+
 Test(fab, open_close_addresses)
 {
 	struct gba_eng_ops ops = fe_ops;
@@ -717,9 +741,17 @@ Test(fab, open_close_addresses)
 	ad = bad;
 	ad.reserved = 1;
 	cr_assert_eq(gba_eng_peer_get(a.ep, &ad, &p2), -EINVAL);
+	/* another host: without a network address, or none listening */
 	ad = bad;
 	ad.host_id ^= 0x10;
+	ad.port = 0;
 	cr_assert_eq(gba_eng_peer_get(a.ep, &ad, &p2), -EHOSTUNREACH);
+	if (bad.port && bad.net[10] == 0xff && bad.net[11] == 0xff) {
+		ad = bad;
+		ad.host_id ^= 0x10;
+		ad.port = closed_port(&bad);
+		cr_assert_eq(gba_eng_peer_get(a.ep, &ad, &p2), -EHOSTUNREACH);
+	}
 	ad = bad;
 	ad.ep_id += 100000;
 	cr_assert_eq(gba_eng_peer_get(a.ep, &ad, &p2), -EHOSTUNREACH);

@@ -389,7 +389,7 @@ static uct_ep_h ep_to_new_iface(uct_md_h md, uct_worker_h worker,
 				const uct_iface_params_t *params,
 				uct_iface_h iface, uct_iface_h *peer_p)
 {
-	unsigned char dev[8], ifa[24];
+	unsigned char dev[8], ifa[48];
 	uct_iface_params_t defaults;
 	uct_ep_params_t ep_params;
 	uct_ep_h ep;
@@ -667,10 +667,10 @@ static void test_iface(uct_component_h component, uct_md_h md)
 	CHECK(!(attr.cap.flags & UCT_IFACE_FLAG_ATOMIC_DEVICE));
 	CHECK(attr.cap.event_flags == 0);
 	CHECK(attr.cap.atomic64.fop_flags & UCS_BIT(UCT_ATOMIC_OP_CSWAP));
-	CHECK(attr.iface_addr_len == 24 && attr.device_addr_len == 8);
+	CHECK(attr.iface_addr_len == 48 && attr.device_addr_len == 8);
 	CHECK(!uct_iface_is_reachable(iface, NULL, NULL));
 	{
-		unsigned char dev[8], ifa[24], other[8];
+		unsigned char dev[8], ifa[48], other[8];
 		uint64_t target = 5, value = 0x1122334455667788ull;
 		uint64_t *pattern = &value;
 		uct_mem_h memh;

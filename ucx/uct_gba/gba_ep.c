@@ -371,7 +371,9 @@ static ssize_t uct_gba_ep_am_bcopy_nolock(uct_ep_h tl_ep, uint8_t id,
     ucs_assertv(vec.iov_len <= iface->seg_size, "packed %zu bytes",
                 vec.iov_len);
 
-    if (vec.iov_len <= UCT_GBA_MAX_INLINE) {
+    /* A peer on another host cannot map the chunk: the engine streams
+     * it (copied or written out at once, so the chunk stays free) */
+    if ((vec.iov_len <= UCT_GBA_MAX_INLINE) || ep->remote) {
         status = uct_gba_ep_am_send_inline(ep, id, &vec, 1);
     } else {
         status = uct_gba_ep_am_chunk_send(ep, id, vec.iov_len);
@@ -424,7 +426,7 @@ uct_gba_ep_am_zcopy_nolock(uct_ep_h tl_ep, uint8_t id, const void *header,
     /* Above the queue's inline size, into a free chunk of the transmit
      * region: the sender's one copy, complete at return; the receiver
      * copies on its own CPU (see gba_chunk.h) */
-    if ((total > UCT_GBA_MAX_INLINE) && iface->chunks.count) {
+    if ((total > UCT_GBA_MAX_INLINE) && iface->chunks.count && !ep->remote) {
         status = uct_gba_chunk_get(&iface->chunks, &chunk);
         if (status == UCS_OK) {
             uct_gba_ep_direct_copy(1, vec, iovcnt + 1, chunk);
@@ -1020,6 +1022,7 @@ static UCS_CLASS_INIT_FUNC(uct_gba_ep_t, const uct_ep_params_t *params)
     uct_gba_iface_t *iface = ucs_derived_of(params->iface, uct_gba_iface_t);
     uct_gba_iface_addr_t iface_addr_buf;
     const uct_gba_iface_addr_t *iface_addr = &iface_addr_buf;
+    const char *why;
     int ret;
 
     UCT_EP_PARAMS_CHECK_DEV_IFACE_ADDRS(params);
@@ -1027,8 +1030,8 @@ static UCS_CLASS_INIT_FUNC(uct_gba_ep_t, const uct_ep_params_t *params)
 
     /* A copy: UCP packs addresses at any alignment */
     memcpy(&iface_addr_buf, params->iface_addr, sizeof(iface_addr_buf));
-    if (!gba_addr_valid(iface_addr, sizeof(*iface_addr))) {
-        ucs_error("gba: malformed interface address");
+    if (gba_addr_check(iface_addr, sizeof(*iface_addr), &why) != 0) {
+        ucs_error("gba: malformed interface address: %s", why);
         return UCS_ERR_INVALID_ADDR;
     }
 
@@ -1056,6 +1059,7 @@ static UCS_CLASS_INIT_FUNC(uct_gba_ep_t, const uct_ep_params_t *params)
     ucs_list_head_init(&self->ops);
     self->failed = 0;
     self->fenced = 0;
+    self->remote = (iface_addr->host_id != gba_host_id());
     ucs_debug("gba: ep %p to %u/%u", self, iface_addr->pid, iface_addr->ep_id);
     return UCS_OK;
 }

@@ -34,6 +34,8 @@ typedef struct uct_gba_ep {
     ucs_list_link_t     ops;      /* Outstanding operations, issue order */
     int                 failed;   /* The peer failed; reported once */
     int                 fenced;   /* A fence waits for queued operations */
+    int                 remote;   /* The peer is on another host (TCP): no
+                                     transmit chunks, no direct access */
 } uct_gba_ep_t;
 /* clang-format on */
 

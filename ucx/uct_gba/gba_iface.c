@@ -83,6 +83,12 @@ static ucs_config_field_t uct_gba_iface_config_table[] = {
      "Bandwidth the interface reports to UCP's protocol selection.",
      ucs_offsetof(uct_gba_iface_config_t, bandwidth), UCS_CONFIG_TYPE_BW},
 
+    {"NET_ADDR", "",
+     "Address (numeric or a host name) on which the interface listens for\n"
+     "peers on other hosts (the fabric engine's TCP path); \"none\" disables it.\n"
+     "Empty: $GBA_NET_ADDR, else the address the host name resolves to.",
+     ucs_offsetof(uct_gba_iface_config_t, net_addr), UCS_CONFIG_TYPE_STRING},
+
     {NULL}
 };
 /* clang-format on */
@@ -517,12 +523,13 @@ uct_gba_iface_get_device_address(uct_iface_h tl_iface, uct_device_addr_t *addr)
     return UCS_OK;
 }
 
-/* Reachable: an interface of the GBA fabric of this host (the emulated
- * fabric spans one host) */
+/* Reachable: an interface of the GBA fabric of this host (shared memory),
+ * or of another host when both have a network address (TCP; gba_addr_reach) */
 static int uct_gba_iface_is_reachable(const uct_iface_h tl_iface,
                                       const uct_device_addr_t *dev_addr,
                                       const uct_iface_addr_t *iface_addr)
 {
+    uct_gba_iface_t *iface = ucs_derived_of(tl_iface, uct_gba_iface_t);
     uct_gba_device_addr_t host_id;
     uct_gba_iface_addr_t addr;
 
@@ -533,8 +540,11 @@ static int uct_gba_iface_is_reachable(const uct_iface_h tl_iface,
     /* Copies: UCP packs addresses at any alignment */
     memcpy(&host_id, dev_addr, sizeof(host_id));
     memcpy(&addr, iface_addr, sizeof(addr));
-    return (host_id == gba_host_id()) && gba_addr_valid(&addr, sizeof(addr)) &&
-           (addr.host_id == host_id);
+    if (!gba_addr_valid(&addr, sizeof(addr)) || (addr.host_id != host_id)) {
+        return 0;
+    }
+    return gba_addr_reach(gba_eng_ep_addr(iface->eng_ep), &addr) !=
+           GBA_REACH_NONE;
 }
 
 static ucs_mpool_ops_t uct_gba_iface_mpool_ops = {
@@ -683,6 +693,7 @@ static UCS_CLASS_INIT_FUNC(uct_gba_iface_t, uct_md_h md, uct_worker_h worker,
     attr.max_ops  = config->max_ops;
     attr.ops      = &uct_gba_iface_fab_ops;
     attr.ctx      = self;
+    attr.net_addr = (config->net_addr[0] != '\0') ? config->net_addr : NULL;
     ret           = gba_eng_ep_open(&attr, &self->eng_ep);
     if (ret < 0) {
         ucs_error("gba: cannot open the fabric endpoint: %s",

@@ -41,6 +41,7 @@ typedef struct uct_gba_iface_config {
     double             latency;    /* Reported latency, seconds */
     double             bandwidth;  /* Reported bandwidth, bytes/second */
     double             async_interval; /* Async progress period; 0: none */
+    char               *net_addr;  /* TCP address for other hosts; "" default */
 } uct_gba_iface_config_t;
 /* clang-format on */
 
@@ -52,7 +53,9 @@ typedef struct gba_addr uct_gba_iface_addr_t;
 
 
 /**
- * Device address: the host the interface is on (gba_host_id())
+ * Device address: the host the interface is on (gba_host_id()); an
+ * interface on another host is reachable when both interface addresses
+ * carry a network address (the engine's TCP path)
  */
 typedef uint64_t uct_gba_device_addr_t;
 

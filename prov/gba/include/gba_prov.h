@@ -124,6 +124,9 @@ struct gba_params {
 	enum fi_progress progress;
 	/* FI_GBA_EAGER_SIZE: largest message copied through the peer's queue */
 	size_t eager_size;
+	/* FI_GBA_NET_ADDR: TCP address for peers on other hosts; NULL =
+	 * the core's default (GBA_NET_ADDR, else the host name's address) */
+	char *net_addr;
 };
 extern struct gba_params gba_params;
 /* Define the FI_GBA_* parameters (fi_prov_ini, once). */

@@ -1,7 +1,7 @@
 /*
  * libfabric "gba" provider: address vectors (fi_av(3)).
  *
- * Addresses are binary struct gba_addr (24 bytes, addr_format
+ * Addresses are binary struct gba_addr (48 bytes, addr_format
  * FI_FORMAT_UNSPEC).  Entries live in fixed chunks that never move, so
  * gba_av_addr() (the data path's fi_addr -> address lookup, inline in
  * gba_prov.h) needs no lock.
@@ -22,7 +22,10 @@
 /*
  * Canonical copy of a (validated) address: reserved bits cleared.  @src
  * is the caller's buffer (fi_av_insert's addr), which need not be aligned
- * for struct gba_addr: it is copied before its fields are read.
+ * for struct gba_addr: it is copied before its fields are read.  The
+ * reverse map keys on its first GBA_ADDR_ID_LEN bytes, the endpoint's
+ * identity (a message's source carries no network address when it came
+ * through shared memory).
  */
 static void gba_av_canon(struct gba_addr *dst, const void *src)
 {
@@ -35,6 +38,8 @@ static void gba_av_canon(struct gba_addr *dst, const void *src)
 	dst->pid = a.pid;
 	dst->ep_id = a.ep_id;
 	dst->host_id = a.host_id;
+	memcpy(dst->net, a.net, sizeof(dst->net));
+	dst->port = a.port;
 }
 
 /* gba_av_find - see gba_prov.h. */
@@ -48,7 +53,7 @@ fi_addr_t gba_av_find(struct gba_av *av, const struct gba_addr *addr)
 		return FI_ADDR_NOTAVAIL;
 	gba_av_canon(&key, addr);
 	gba_lock_acquire(&av->lock);
-	HASH_FIND(hh, av->rmap, &key, sizeof(key), e);
+	HASH_FIND(hh, av->rmap, &key, GBA_ADDR_ID_LEN, e);
 	ret = e ? e->fi_addr : FI_ADDR_NOTAVAIL;
 	gba_lock_release(&av->lock);
 	return ret;
@@ -89,9 +94,9 @@ static int gba_av_insert_at(struct gba_av *av, size_t i,
 		return -FI_EALREADY;
 	gba_av_canon(&e->addr, addr);
 	e->fi_addr = i;
-	HASH_FIND(hh, av->rmap, &e->addr, sizeof(e->addr), dup);
+	HASH_FIND(hh, av->rmap, &e->addr, GBA_ADDR_ID_LEN, dup);
 	if (!dup)
-		HASH_ADD(hh, av->rmap, addr, sizeof(e->addr), e);
+		HASH_ADD(hh, av->rmap, addr, GBA_ADDR_ID_LEN, e);
 	__atomic_store_n(&e->used, true, __ATOMIC_RELEASE);
 	if (i >= av->count)
 		__atomic_store_n(&av->count, i + 1, __ATOMIC_RELEASE);
@@ -120,9 +125,9 @@ static int gba_av_insert_one(struct gba_av *av, const void *addr,
 	e = gba_av_entry(av, i);
 	gba_av_canon(&e->addr, addr);
 	e->fi_addr = i;
-	HASH_FIND(hh, av->rmap, &e->addr, sizeof(e->addr), dup);
+	HASH_FIND(hh, av->rmap, &e->addr, GBA_ADDR_ID_LEN, dup);
 	if (!dup)
-		HASH_ADD(hh, av->rmap, addr, sizeof(e->addr), e);
+		HASH_ADD(hh, av->rmap, addr, GBA_ADDR_ID_LEN, e);
 	__atomic_store_n(&e->used, true, __ATOMIC_RELEASE);
 	if (i >= av->count)
 		__atomic_store_n(&av->count, i + 1, __ATOMIC_RELEASE);
@@ -221,12 +226,13 @@ static int gba_av_insert(struct fid_av *av_fid, const void *addr, size_t count,
 
 	gba_lock_acquire(&av->lock);
 	for (i = 0; i < count; i++, p += sizeof(struct gba_addr)) {
-		if (!gba_addr_valid(p, sizeof(struct gba_addr))) {
+		const char *why;
+
+		if (gba_addr_check(p, sizeof(struct gba_addr), &why)) {
 			ret = -FI_EINVAL;
-			FI_INFO(&gba_prov, FI_LOG_AV,
-				"fi_av_insert: address %zu is not a gba "
-				"address\n",
-				i);
+			FI_WARN(&gba_prov, FI_LOG_AV,
+				"fi_av_insert: address %zu refused: %s\n", i,
+				why);
 		} else {
 			ret = gba_av_insert_one(av, p, &tmp);
 		}
@@ -342,7 +348,7 @@ static void gba_av_rehash(struct gba_av *av, struct gba_av_entry *e)
 	struct gba_av_entry *h = NULL;
 	size_t i;
 
-	HASH_FIND(hh, av->rmap, &e->addr, sizeof(e->addr), h);
+	HASH_FIND(hh, av->rmap, &e->addr, GBA_ADDR_ID_LEN, h);
 	if (h != e)
 		return;
 	HASH_DEL(av->rmap, e);
@@ -350,8 +356,8 @@ static void gba_av_rehash(struct gba_av *av, struct gba_av_entry *e)
 		struct gba_av_entry *o = gba_av_entry(av, i);
 
 		if (o != e && o->used &&
-		    !memcmp(&o->addr, &e->addr, sizeof(e->addr))) {
-			HASH_ADD(hh, av->rmap, addr, sizeof(o->addr), o);
+		    !memcmp(&o->addr, &e->addr, GBA_ADDR_ID_LEN)) {
+			HASH_ADD(hh, av->rmap, addr, GBA_ADDR_ID_LEN, o);
 			break;
 		}
 	}

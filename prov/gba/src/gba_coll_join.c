@@ -285,7 +285,8 @@ static uint32_t gba_mc_spin_polls(uint32_t members)
 
 /*
  * Attach to the device group of @gattr, or decide that the barrier runs
- * in software (*@grp NULL, logged): FI_GBA_OFFLOAD=0, more members than
+ * in software (*@grp NULL, logged): members on several hosts (@hosts:
+ * a device group reaches one host), FI_GBA_OFFLOAD=0, more members than
  * the device takes, no device, or every hardware group in use.  Every
  * member of a set meets the same conditions (same parameters, same
  * device), so all of them decide alike.  Returns 0 or a negative -FI_E*
@@ -294,7 +295,7 @@ static uint32_t gba_mc_spin_polls(uint32_t members)
  * attached).
  */
 static int gba_join_device(struct gba_ep *ep, struct gba_group_attr *gattr,
-			   struct gba_group **grp,
+			   bool hosts, struct gba_group **grp,
 			   enum fi_gba_barrier_path *path)
 {
 	struct gba_dev *dev;
@@ -302,6 +303,13 @@ static int gba_join_device(struct gba_ep *ep, struct gba_group_attr *gattr,
 
 	*grp = NULL;
 	*path = FI_GBA_BARRIER_DEVICE;
+	if (hosts) {
+		/* the device's groups reach one host's processes */
+		*path = FI_GBA_BARRIER_SW_NO_DEVICE;
+		FI_INFO(&gba_prov, FI_LOG_EP_CTRL,
+			"barrier in software: members on several hosts\n");
+		return 0;
+	}
 	if (!gba_params.offload) {
 		*path = FI_GBA_BARRIER_SW_DISABLED;
 		FI_INFO(&gba_prov, FI_LOG_EP_CTRL,
@@ -387,6 +395,8 @@ int gba_ep_join(struct fid_ep *ep_fid, const void *addr, uint64_t flags,
 	struct gba_addr *addrs = NULL;
 	struct gba_av_set *set;
 	struct gba_mc *mc;
+	bool hosts = false;
+	uint32_t i;
 	int ret;
 
 	ret = gba_join_check(ep, addr, flags, mcp, &set);
@@ -406,11 +416,14 @@ int gba_ep_join(struct fid_ep *ep_fid, const void *addr, uint64_t flags,
 	gba_lock_acquire(&ep->lock);
 	ret = gba_join_key(ep, addrs, gattr.member_count, &gattr.key, &jc);
 	gba_lock_release(&ep->lock);
+	for (i = 0; !ret && i < gattr.member_count; i++)
+		if (addrs[i].host_id != ep->addr.host_id)
+			hosts = true;
 	free(addrs);
 	if (ret)
 		goto err_free;
 
-	ret = gba_join_device(ep, &gattr, &mc->grp, &mc->path);
+	ret = gba_join_device(ep, &gattr, hosts, &mc->grp, &mc->path);
 	if (!ret)
 		ret = gba_swc_open(ep, gattr.key, set, gattr.member_id,
 				   &mc->swc);

@@ -145,6 +145,7 @@ int gba_eng_open(struct gba_ep *ep)
 		.flags = ep->addr_service ? GBA_ENG_EP_SERVICE : 0,
 		.ops = &gba_eng_ops,
 		.ctx = ep,
+		.net_addr = gba_params.net_addr,
 	};
 	size_t i;
 	int ret;
@@ -176,6 +177,8 @@ int gba_eng_open(struct gba_ep *ep)
 					 : gba_errno_to_fi(ret);
 		goto err_msg;
 	}
+	/* the engine adds the network address (fi_getname's) */
+	ep->addr = *gba_eng_ep_addr(ep->eng);
 	return 0;
 err_msg:
 	gba_msg_fini(ep);

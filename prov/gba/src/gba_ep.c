@@ -472,7 +472,7 @@ static struct fi_ops_ep gba_ep_base_ops = {
 
 /*
  * gba_ep_getname - fi_getname(3): the endpoint's address (struct
- * gba_addr, 24 bytes).  *@addrlen is set to the size; -FI_ETOOSMALL if
+ * gba_addr, 48 bytes).  *@addrlen is set to the size; -FI_ETOOSMALL if
  * the buffer is smaller (nothing copied).  Returns 0, -FI_EINVAL (NULL
  * addrlen, or NULL addr with a non-zero length), -FI_ETOOSMALL.
  */

@@ -7,7 +7,7 @@
  * field is checked; a hint the provider cannot meet gives -FI_ENODATA with
  * an FI_INFO line naming the field (FI_LOG_LEVEL=info FI_LOG_PROV=gba).
  *
- * Addresses are binary struct gba_addr (24 bytes) with addr_format
+ * Addresses are binary struct gba_addr (48 bytes) with addr_format
  * FI_FORMAT_UNSPEC: fi_getname/fi_av_insert exchange them as opaque bytes,
  * which is what Open MPI's MTL-OFI modex and fabtests' out-of-band address
  * exchange do; fi_av_straddr prints "gba://<host>/<pid>/<ep>" and

@@ -87,6 +87,13 @@ void gba_params_define(void)
 		"slot only (default: %d, max %d)",
 		GBA_ENG_INLINE, GBA_ENG_INLINE, GBA_ENG_EAGER_MAX,
 		GBA_ENG_EAGER_MAX);
+	fi_param_define(
+		&gba_prov, "net_addr", FI_PARAM_STRING,
+		"Address (numeric or a host name) on which endpoints listen "
+		"for peers on other hosts (the engine's TCP path); \"none\" "
+		"disables it (peers on other hosts are then unreachable) "
+		"(default: $GBA_NET_ADDR, else the address the host name "
+		"resolves to)");
 }
 
 /*
@@ -105,6 +112,14 @@ void gba_params_read(void)
 			FI_WARN(&gba_prov, FI_LOG_CORE,
 				"out of memory copying FI_GBA_DEVICE; "
 				"using the default device\n");
+	}
+	str = NULL;
+	if (!fi_param_get_str(&gba_prov, "net_addr", &str) && str && *str) {
+		gba_params.net_addr = strdup(str);
+		if (!gba_params.net_addr)
+			FI_WARN(&gba_prov, FI_LOG_CORE,
+				"out of memory copying FI_GBA_NET_ADDR; "
+				"using the default address\n");
 	}
 	if (!fi_param_get_bool(&gba_prov, "offload", &ival))
 		gba_params.offload = !!ival;
@@ -135,12 +150,14 @@ void gba_params_read(void)
 	}
 	FI_INFO(&gba_prov, FI_LOG_CORE,
 		"device=%s offload=%d cq_size=%zu eq_size=%zu "
-		"barrier_timeout=%d ms progress=%s eager_size=%zu\n",
+		"barrier_timeout=%d ms progress=%s eager_size=%zu "
+		"net_addr=%s\n",
 		gba_params.device ? gba_params.device : "(default)",
 		gba_params.offload, gba_params.cq_size, gba_params.eq_size,
 		gba_params.barrier_timeout_ms,
 		fi_tostr(&gba_params.progress, FI_TYPE_PROGRESS),
-		gba_params.eager_size);
+		gba_params.eager_size,
+		gba_params.net_addr ? gba_params.net_addr : "(default)");
 }
 
 /*
@@ -151,4 +168,6 @@ void gba_params_free(void)
 {
 	free(gba_params.device);
 	gba_params.device = NULL;
+	free(gba_params.net_addr);
+	gba_params.net_addr = NULL;
 }
