@@ -55,6 +55,7 @@ if command -v flock >/dev/null 2>&1; then
 	exec 9>$lockdir/gba-emu-hosts.test.lock
 	flock -w 300 9 || fail "another run of an emulated-hosts test holds the lock"
 fi
+start=$(date +%s)	# the time of this run, not of the wait
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/gba-switchd-test.XXXXXX") || exit 99
 DIR=$tmp/hosts
