@@ -27,6 +27,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -160,7 +161,9 @@ struct gba_emu_sw {
 struct gba_dev;
 
 struct gba_ops {
-	const char *name;	/* "hw" or "emu" */
+	const char *name;	/* "hw", "emu" or "emu+tcp" */
+	/* groups take members on several hosts (gba_dev_spans_hosts) */
+	bool spans_hosts;
 	/* register accesses; @off is the offset from the BAR base */
 	uint64_t (*read64)(struct gba_dev *dev, uint64_t off);
 	uint32_t (*read32)(struct gba_dev *dev, uint64_t off);

@@ -128,6 +128,11 @@ int gba_dev_query(const struct gba_dev *cdev, struct gba_dev_attr *attr)
 	return 0;
 }
 
+int gba_dev_spans_hosts(const struct gba_dev *dev)
+{
+	return dev && dev->ops->spans_hosts;
+}
+
 const char *gba_strerror_info(uint64_t error_info)
 {
 	switch (GBA_ERROR_INFO_CAUSE(error_info)) {

@@ -127,6 +127,7 @@ static void hw_fini(struct gba_dev *dev)
 
 static const struct gba_ops gba_hw_ops = {
 	.name = "hw",
+	.spans_hosts = true,
 	.read64 = hw_read64,
 	.read32 = hw_read32,
 	.write64 = hw_write64,

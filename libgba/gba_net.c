@@ -410,6 +410,7 @@ static void net_fini(struct gba_dev *dev)
 
 static const struct gba_ops gba_net_ops = {
 	.name = "emu+tcp",
+	.spans_hosts = true,
 	.read64 = net_read64,
 	.read32 = net_read32,
 	.write64 = net_write64,

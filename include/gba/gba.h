@@ -79,6 +79,15 @@ void gba_dev_close(struct gba_dev *dev);
 /* gba_dev_query - read the global block.  Returns 0 or -EINVAL. */
 int gba_dev_query(const struct gba_dev *dev, struct gba_dev_attr *attr);
 
+/*
+ * gba_dev_spans_hosts - 1 if @dev's groups can take members on several
+ * hosts: hardware (the switch is between hosts) and the emulated switch
+ * of gba_switchd ("emu+tcp://", doc/design.md section 9); 0 for the
+ * emulated device of one host ("emu"), whose groups reach the processes
+ * that share its /dev/shm; 0 for NULL.
+ */
+int gba_dev_spans_hosts(const struct gba_dev *dev);
+
 /* Control plane --------------------------------------------------------- */
 
 struct gba_group_attr {

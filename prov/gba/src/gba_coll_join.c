@@ -285,9 +285,10 @@ static uint32_t gba_mc_spin_polls(uint32_t members)
 
 /*
  * Attach to the device group of @gattr, or decide that the barrier runs
- * in software (*@grp NULL, logged): members on several hosts (@hosts:
- * a device group reaches one host), FI_GBA_OFFLOAD=0, more members than
- * the device takes, no device, or every hardware group in use.  Every
+ * in software (*@grp NULL, logged): FI_GBA_OFFLOAD=0, more members than
+ * the device takes, no device, members on several hosts (@hosts) with a
+ * device whose groups reach one host (gba_dev_spans_hosts), or every
+ * hardware group in use.  Every
  * member of a set meets the same conditions (same parameters, same
  * device), so all of them decide alike.  Returns 0 or a negative -FI_E*
  * for other device errors (-FI_EACCES/-FI_EPERM: the device is refused,
@@ -303,13 +304,6 @@ static int gba_join_device(struct gba_ep *ep, struct gba_group_attr *gattr,
 
 	*grp = NULL;
 	*path = FI_GBA_BARRIER_DEVICE;
-	if (hosts) {
-		/* the device's groups reach one host's processes */
-		*path = FI_GBA_BARRIER_SW_NO_DEVICE;
-		FI_INFO(&gba_prov, FI_LOG_EP_CTRL,
-			"barrier in software: members on several hosts\n");
-		return 0;
-	}
 	if (!gba_params.offload) {
 		*path = FI_GBA_BARRIER_SW_DISABLED;
 		FI_INFO(&gba_prov, FI_LOG_EP_CTRL,
@@ -339,6 +333,15 @@ static int gba_join_device(struct gba_ep *ep, struct gba_group_attr *gattr,
 		FI_WARN(&gba_prov, FI_LOG_EP_CTRL,
 			"barrier in software: no GBA device (%s)\n",
 			fi_strerror(-ret));
+		return 0;
+	}
+	if (hosts && !gba_dev_spans_hosts(dev)) {
+		/* the emulated device's groups reach one host's processes */
+		*path = FI_GBA_BARRIER_SW_NO_DEVICE;
+		FI_INFO(&gba_prov, FI_LOG_EP_CTRL,
+			"barrier in software: members on several hosts and "
+			"a device of one host (GBA_DEVICE=emu+tcp://... "
+			"names a switch for all)\n");
 		return 0;
 	}
 	ret = gba_group_join(dev, gattr, grp);
