@@ -96,6 +96,17 @@ static void fault_linger(struct fault_shared *sh, int n, void (*poll)(void *),
 		poll(arg);
 }
 
+void fault_finish(struct fault_shared *sh, int n, void (*poll)(void *),
+		  void *arg)
+{
+	uint64_t deadline = fault_now_ms() + (uint64_t)fault_opts.wait_ms +
+			    FAULT_LOST_WAIT_MS;
+
+	atomic_fetch_add(&sh->finished, 1);
+	while (atomic_load(&sh->finished) < n && fault_now_ms() < deadline)
+		poll(arg);
+}
+
 void fault_count_lost(struct fault_shared *sh, int rank, int n, uint32_t iter,
 		      const bool *got, void (*poll)(void *), void *arg)
 {

@@ -259,6 +259,7 @@ static int member_run(int rank, int n, struct fault_shared *sh, uint32_t iters)
 			return FAULT_DETECTED;
 		}
 	}
+	fault_finish(sh, n, poll_any, &m);
 	return 0;
 }
 
