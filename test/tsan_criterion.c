@@ -43,8 +43,8 @@ int rand_r(unsigned int *seed)
 	int v;
 
 	if (!next_rand_r)
-		next_rand_r = (int (*)(unsigned int *))dlsym(RTLD_NEXT,
-							      "rand_r");
+		next_rand_r =
+			(int (*)(unsigned int *))dlsym(RTLD_NEXT, "rand_r");
 	v = next_rand_r(seed);
 	if (from_criterion(__builtin_return_address(0)))
 		v = TSAN_PIE_R_FIRST + v % TSAN_PIE_R_COUNT;
