@@ -38,11 +38,16 @@ pre=$mod
 # level with libtsan preloaded, with UCX_TLS=posix,self alike.  Without
 # memory events UCX only does without its registration cache.  Open MPI's
 # memory patcher does the same to pml ucx (posix,self too; ob1 runs).
+# Each ucx_perftest iteration is also much slower there (a loaded 2-CPU
+# machine took 3 ms per am_lat round trip, over the 90 s timeout): a
+# tenth of the iterations.
 mpi_tsan=
+perf_div=1
 case "$GBA_SAN_PRELOAD" in
 *libtsan*)
 	export UCX_MEM_EVENTS=no
 	mpi_tsan="--mca memory ^patcher"
+	perf_div=10
 	;;
 esac
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/gba-ucx.XXXXXX") || exit 99
@@ -60,6 +65,18 @@ fail=0
 perf() {
 	what=$1
 	shift
+	# -n N: N / perf_div iterations
+	args=
+	while [ $# -gt 0 ]; do
+		if [ "$1" = -n ] && [ $# -ge 2 ]; then
+			args="$args -n $(($2 / perf_div))"
+			shift 2
+		else
+			args="$args $1"
+			shift
+		fi
+	done
+	set -- $args
 	port=$((port + 1))
 	LD_PRELOAD=$pre $tmo "$PERFTEST" -p "$port" "$@" >"$tmp/s" 2>&1 &
 	spid=$!
