@@ -436,11 +436,16 @@ static void check_peers(struct gba_eng_ep *ep)
 
 /* ---- Progress ------------------------------------------------------------ */
 
-/* Idle progress calls between two looks at the clock, minus one. */
+/*
+ * Idle progress calls between two looks at the clock, minus one.
+ * oversubscribed is written under the endpoint's lock and read here by
+ * gba_eng_poll's lock-free callers (a progress thread): relaxed load.
+ */
 static inline uint32_t check_mask(const struct gba_eng_ep *ep)
 {
-	return ep->oversubscribed ? GBA_ENG_CHECK_POLLS_YIELDING - 1
-				  : GBA_ENG_CHECK_POLLS - 1;
+	return __atomic_load_n(&ep->oversubscribed, __ATOMIC_RELAXED)
+		       ? GBA_ENG_CHECK_POLLS_YIELDING - 1
+		       : GBA_ENG_CHECK_POLLS - 1;
 }
 
 /*

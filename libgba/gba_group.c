@@ -94,15 +94,24 @@ static void group_free(struct gba_dev *dev, unsigned g)
 	bg->state = GBA_BOOK_FREE;
 }
 
-/* Free the groups whose attached processes have all died. */
-static void group_reclaim(struct gba_dev *dev, unsigned num_groups)
+/*
+ * Free the groups whose attached processes have all died, except the one
+ * booked under @key, the group being joined: its members died after
+ * joining it (the key names this collective of these endpoints), and
+ * freeing it would forget them, so that its barriers would wait for them
+ * as for members still to join, for ever.  The joiner attaches to it
+ * instead, and its first barrier finds them dead (-EPIPE).
+ */
+static void group_reclaim(struct gba_dev *dev, unsigned num_groups,
+			  uint64_t key)
 {
 	unsigned g;
 
 	for (g = 0; g < num_groups; g++) {
 		struct gba_book_group *bg = &dev->book->group[g];
 
-		if (bg->state != GBA_BOOK_FREE && !book_group_live(bg))
+		if (bg->state != GBA_BOOK_FREE && bg->key != key &&
+		    !book_group_live(bg))
 			group_free(dev, g);
 	}
 }
@@ -186,7 +195,7 @@ static int group_find_or_alloc(struct gba_dev *dev,
 	struct gba_book_group *bg;
 	int ret;
 
-	group_reclaim(dev, num_groups);
+	group_reclaim(dev, num_groups, attr->key);
 	for (g = 0; g < num_groups; g++) {
 		bg = &dev->book->group[g];
 		if (bg->state == GBA_BOOK_FREE) {

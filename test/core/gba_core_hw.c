@@ -139,10 +139,13 @@ Test(hw, no_ready_join_eio)
  * A minimal "switch" for one group of one member, working on its own
  * mapping of the file: sets READY when CONTROL gets ENABLE, and releases
  * each arrival by storing its seq at RELEASE_ADDR[0] (IOVA = file offset).
+ * Its fields are shared with the test's thread through atomics: the
+ * registers it writes reach the library through another mapping of the
+ * file, which orders nothing for ThreadSanitizer.
  */
 struct fake_switch {
 	uint8_t *img;
-	volatile int stop;
+	int stop;
 	int arrivals;
 	uint64_t control_seen;
 };
@@ -153,14 +156,15 @@ static void *fake_switch_run(void *arg)
 	uint64_t base, last = 0, ctrl, arr, iova;
 	unsigned g;
 
-	while (!fs->stop) {
+	while (!__atomic_load_n(&fs->stop, __ATOMIC_ACQUIRE)) {
 		for (g = 0; g < GBA_MAX_GROUPS; g++) {
 			base = GBA_GROUP_REG_BASE(g);
 			ctrl = gba_t_rd64(fs->img, base + GBA_CONTROL);
 			if ((ctrl & GBA_CTRL_ENABLE) &&
 			    !(gba_t_rd64(fs->img, base + GBA_STATUS) &
 			      GBA_STATUS_READY)) {
-				fs->control_seen = ctrl;
+				__atomic_store_n(&fs->control_seen, ctrl,
+						 __ATOMIC_RELEASE);
 				__atomic_store_n((uint64_t *)(fs->img + base +
 							      GBA_STATUS),
 						 GBA_STATUS_READY |
@@ -170,7 +174,8 @@ static void *fake_switch_run(void *arg)
 			arr = gba_t_rd64(fs->img, base + GBA_ARRIVAL);
 			if (arr != last && arr) {
 				last = arr;
-				fs->arrivals++;
+				__atomic_fetch_add(&fs->arrivals, 1,
+						   __ATOMIC_RELEASE);
 				iova = gba_t_rd64(fs->img,
 						  base + GBA_RELEASE_ADDR(
 								 GBA_ARRIVAL_MEMBER(
@@ -213,7 +218,8 @@ Test(hw, join_programs_registers_and_barrier_completes)
 	cr_assert_eq(gba_group_join(dev, &attr, &grp), 0);
 	g = gba_test_group_index(grp);
 	base = GBA_GROUP_REG_BASE(g);
-	cr_expect_eq(fs.control_seen, GBA_CTRL_ENABLE | GBA_CTRL_ARM);
+	cr_expect_eq(__atomic_load_n(&fs.control_seen, __ATOMIC_ACQUIRE),
+		     GBA_CTRL_ENABLE | GBA_CTRL_ARM);
 	cr_expect_eq(gba_t_rd32(fs.img, base + GBA_MEMBER_COUNT), 3);
 	cr_expect_neq(gba_t_rd32(fs.img, base + GBA_GROUP_ID), 0);
 	cr_expect_eq(gba_t_rd64(fs.img, base + GBA_MEMBER_MASK(0)), 7);
@@ -231,7 +237,7 @@ Test(hw, join_programs_registers_and_barrier_completes)
 		cr_assert_eq(gba_group_wait(grp, s, 5000), 0);
 		cr_assert_eq(gba_t_rd64(fs.img, GBA_FLAG_IOVA(g, 0)), s);
 	}
-	cr_expect_eq(fs.arrivals, 20);
+	cr_expect_eq(__atomic_load_n(&fs.arrivals, __ATOMIC_ACQUIRE), 20);
 
 	/* other members attach to the same hardware group */
 	{
@@ -246,7 +252,7 @@ Test(hw, join_programs_registers_and_barrier_completes)
 	/* leaving resets the group (CONTROL=RESET store reached the BAR) */
 	gba_group_leave(grp);
 	cr_expect_eq(gba_t_rd64(fs.img, base + GBA_CONTROL), GBA_CTRL_RESET);
-	fs.stop = 1;
+	__atomic_store_n(&fs.stop, 1, __ATOMIC_RELEASE);
 	pthread_join(thr, NULL);
 	gba_dev_close(dev);
 	munmap(fs.img, GBA_BOOK_END);

@@ -389,6 +389,49 @@ Test(mp, dead_peer_epipe_bounded)
 }
 
 /*
+ * A member that joined and died before the others joined (so all the
+ * group's attached processes were dead when they joined): the others
+ * join the same group, not a new one, and their first barrier fails with
+ * -EPIPE naming it, in bounded time.  Reclaiming the group there made a
+ * new one that did not know the dead member: it was then waited for as a
+ * member still to join, for ever (fault_trial, killed at its first pass).
+ */
+Test(mp, member_dead_before_others_join_is_lost)
+{
+	const uint32_t n = 2;
+	struct gba_group_diag d;
+	struct gba_group *grp;
+	struct gba_dev *dev;
+	pid_t victim;
+	double t0, dt;
+	int st, ret;
+
+	cr_assert_eq(gba_dev_open(gba_t_image("joindead"), &dev), 0);
+	victim = gba_t_fork();
+	if (victim == 0) {
+		struct gba_dev *dv;
+
+		child_join(&dv, 0xd1e, n, 1);
+		_exit(C_OK); /* no leave, no close */
+	}
+	/* a zombie first (dead, not reaped) */
+	cr_assert_eq(waitid(P_PID, victim, NULL, WEXITED | WNOWAIT), 0);
+	grp = gba_t_join(dev, 0xd1e, n, 0);
+	t0 = gba_t_now_ms();
+	ret = gba_group_wait(grp, gba_group_arrive(grp), 10000);
+	dt = gba_t_now_ms() - t0;
+	cr_expect_eq(ret, -EPIPE, "got %d", ret);
+	cr_expect_lt(dt, 2000.0, "took %.1f ms", dt);
+	cr_assert_eq(gba_group_diag(grp, &d), 0);
+	cr_expect_eq(GBA_ERROR_INFO_CAUSE(d.error_info), GBA_ERR_PEER_LOST);
+	cr_expect_eq(GBA_ERROR_INFO_MEMBER(d.error_info), 1);
+	waitpid(victim, &st, 0);
+	gba_group_leave(grp);
+	/* reaped now: another collective's join frees what is left */
+	gba_dev_close(dev);
+}
+
+/*
  * A lost peer found by another waiter (reported through ERROR_INFO) stays
  * reported on every later poll of this member, not only on the polls
  * that look at STATUS (the CI flake of dead_peer_epipe_bounded).

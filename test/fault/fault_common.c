@@ -96,6 +96,17 @@ static void fault_linger(struct fault_shared *sh, int n, void (*poll)(void *),
 		poll(arg);
 }
 
+void fault_finish(struct fault_shared *sh, int n, void (*poll)(void *),
+		  void *arg)
+{
+	uint64_t deadline = fault_now_ms() + (uint64_t)fault_opts.wait_ms +
+			    FAULT_LOST_WAIT_MS;
+
+	atomic_fetch_add(&sh->finished, 1);
+	while (atomic_load(&sh->finished) < n && fault_now_ms() < deadline)
+		poll(arg);
+}
+
 void fault_count_lost(struct fault_shared *sh, int rank, int n, uint32_t iter,
 		      const bool *got, void (*poll)(void *), void *arg)
 {
@@ -236,7 +247,9 @@ static struct fault_shared *shared_map(void)
 
 /*
  * A new job after the trial: 3 members, @iters fault-free iterations,
- * within @hang_ms.  0 when all completed, 1 otherwise.
+ * within @hang_ms.  0 when all completed, 1 otherwise.  Its members are
+ * verbose (-v): a fault-free job has nothing to say unless it fails, and
+ * then says why (which error, which deadline).
  */
 static int after_job(const struct fault_stack *stack, unsigned seed,
 		     uint32_t iters, long hang_ms)
@@ -244,14 +257,18 @@ static int after_job(const struct fault_stack *stack, unsigned seed,
 	uint64_t end = fault_now_ms() + (uint64_t)hang_ms;
 	struct fault_shared *sh = shared_map();
 	int i, status, bad = 0;
+	bool verbose;
 	pid_t pids[3];
 	char job[32];
 
 	if (!sh)
 		return 1;
 	snprintf(job, sizeof(job), "fault-after-%u", seed);
+	verbose = fault_opts.verbose;
+	fault_opts.verbose = true; /* for the members forked here */
 	if (start_members(stack, sh, 3, pids, job, iters, -1, NULL))
 		bad = 1;
+	fault_opts.verbose = verbose;
 	for (i = 0; i < 3 && !bad; i++) {
 		while (waitpid(pids[i], &status, WNOHANG) == 0 &&
 		       fault_now_ms() < end)

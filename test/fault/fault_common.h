@@ -90,6 +90,7 @@ struct fault_shared {
 	_Atomic int64_t iters[FAULT_MAX_PROCS];
 	_Atomic int go;	     /* members in their loop */
 	_Atomic int counted; /* survivors done counting lost messages */
+	_Atomic int finished; /* members done with all their iterations */
 	/* the stack's: addresses and keys the members publish */
 	_Atomic int published;
 	/* aligned: the stacks read their records in place */
@@ -144,6 +145,16 @@ bool fault_msg_valid(const struct fault_msg *m, size_t len, uint32_t iter,
 /* Member @rank's run ended now: by an error, or by its deadline. */
 void fault_detected(struct fault_shared *sh, int rank, bool timed_out);
 
+/*
+ * A member that completed all its iterations (a fault-free run: the job
+ * after a trial) stays, calling @poll(@arg), until every member of @n
+ * completed them too, for at most the wait of an iteration plus
+ * FAULT_LOST_WAIT_MS: a peer may still have an operation outstanding on
+ * it (a put not yet executed, a flush), which its exit would fail
+ * ("Connection reset", an error completion).
+ */
+void fault_finish(struct fault_shared *sh, int n, void (*poll)(void *),
+		  void *arg);
 /*
  * After the fault: every member that posted all its messages of @iter
  * (sent[] >= @iter) must have delivered the one to @rank, dead or alive

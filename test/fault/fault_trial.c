@@ -37,6 +37,9 @@ struct member {
 	struct fault_msg *rx, tx;
 	bool *got;   /* this iteration, per sender */
 	int pending; /* completions still expected this iteration */
+	/* this iteration's completions of the rest, for -v at a deadline */
+	int sends_done;
+	bool write_done, barrier_done;
 };
 
 /* A completion of this iteration: count it, check a message. */
@@ -46,6 +49,12 @@ static void take(struct member *m, const struct fi_cq_data_entry *comp)
 	int from;
 
 	m->pending--;
+	if (comp->op_context == &m->mc)
+		m->barrier_done = true;
+	else if (comp->op_context == &m->tctx)
+		m->write_done = true;
+	else if (comp->op_context == &m->tx)
+		m->sends_done++;
 	if (!(comp->flags & FI_RECV))
 		return;
 	if (!fault_msg_valid(msg, comp->len, m->iter, m->n, &from) ||
@@ -85,6 +94,23 @@ static void poll_any(void *arg)
 	poll_cq(arg);
 }
 
+/* -v: which of this iteration's completions are missing. */
+static void say_missing(const struct member *m)
+{
+	int s;
+
+	fprintf(stderr,
+		"fault_trial[%d]: deadline: %d completions missing (iteration "
+		"%u:",
+		m->rank, m->pending, m->iter);
+	for (s = 0; s < m->n; s++)
+		if (s != m->rank && !m->got[s])
+			fprintf(stderr, " receive from %d,", s);
+	fprintf(stderr, " %d of %d sends,%s%s)\n", m->n - 1 - m->sends_done,
+		m->n - 1, m->write_done ? "" : " the write,",
+		m->barrier_done ? "" : " the barrier");
+}
+
 /* Until this iteration's completions are all in: 0, error, timeout. */
 static int drain(struct member *m, uint64_t deadline_ms)
 {
@@ -96,10 +122,7 @@ static int drain(struct member *m, uint64_t deadline_ms)
 			return ret;
 		if (ft_now_ms() > deadline_ms) {
 			if (fault_opts.verbose)
-				fprintf(stderr,
-					"fault_trial[%d]: deadline: %d "
-					"completions missing\n",
-					m->rank, m->pending);
+				say_missing(m);
 			return -FI_ETIMEDOUT;
 		}
 	}
@@ -137,6 +160,8 @@ static int iteration(struct member *m)
 
 	memset(m->got, 0, sizeof(bool) * (size_t)m->n);
 	m->pending = 0;
+	m->sends_done = 0;
+	m->write_done = m->barrier_done = false;
 	for (s = 0; s < m->n; s++) {
 		if (s == m->rank)
 			continue;
@@ -234,6 +259,7 @@ static int member_run(int rank, int n, struct fault_shared *sh, uint32_t iters)
 			return FAULT_DETECTED;
 		}
 	}
+	fault_finish(sh, n, poll_any, &m);
 	return 0;
 }
 

@@ -72,8 +72,15 @@ static void fail(struct member *m, ucs_status_t status, const char *what)
 
 static ucs_status_t err_handler(void *arg, uct_ep_h ep, ucs_status_t status)
 {
-	(void)ep;
-	fail(arg, status, "endpoint error handler");
+	struct member *m = arg;
+	char what[64];
+	int s;
+
+	for (s = 0; s < m->n && m->ep[s] != ep; s++)
+		;
+	snprintf(what, sizeof(what),
+		 "endpoint error handler (peer %d, iteration %u)", s, m->iter);
+	fail(m, status, what);
 	return UCS_OK;
 }
 
@@ -293,6 +300,7 @@ static int member_run(int rank, int n, struct fault_shared *sh, uint32_t iters)
 			return FAULT_DETECTED;
 		}
 	}
+	fault_finish(sh, n, poll_any, m);
 	return 0;
 }
 

@@ -13,6 +13,7 @@
  * (FI_PROGRESS_AUTO) completes a deferred message with no call into
  * libfabric, which manual progress never does.
  */
+#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -616,13 +617,26 @@ static bool wait_memory(volatile char *p, char v, int ms)
 	return *p == v;
 }
 
+/*
+ * Send @rbuf's message to self through deferred work.  Without
+ * @expect_delivery (manual progress) nothing moves until fi_cntr_wait.
+ * With it (FI_PROGRESS_AUTO) the receive completes on a counter of its
+ * own opened with FI_WAIT_FD: the test only poll()s that descriptor (no
+ * call into the provider, which would progress by itself), then reads the
+ * counter, which orders the progress thread's copy before the check of
+ * @rbuf (ThreadSanitizer: no unsynchronised read of the buffer).
+ */
 static void send_to_self(struct fid_domain *domain, struct fi_info *info,
 			 volatile char *rbuf, bool expect_delivery)
 {
+	struct fi_cntr_attr fd_attr = {.events = FI_CNTR_EVENTS_COMP,
+				       .wait_obj = FI_WAIT_FD};
 	struct fi_deferred_work rw, sw;
 	struct fi_op_msg recv, send;
+	struct fid_cntr *rcomp = NULL;
 	struct iovec riov, siov;
 	static char sbuf[] = "auto";
+	struct pollfd pfd = {.events = POLLIN};
 	struct denv e;
 
 	denv_open_on(&e, domain, info, 0);
@@ -632,14 +646,22 @@ static void send_to_self(struct fid_domain *domain, struct fi_info *info,
 	send = (struct fi_op_msg){e.ep, {&siov, NULL, 1, e.self, NULL, 0}, 0};
 	work_init(&rw, &e, FI_OP_RECV, 1);
 	rw.op.msg = &recv;
+	if (expect_delivery) {
+		cr_assert_eq(fi_cntr_open(domain, &fd_attr, &rcomp, NULL), 0);
+		cr_assert_eq(fi_control(&rcomp->fid, FI_GETWAIT, &pfd.fd), 0);
+		rw.completion_cntr = rcomp;
+	}
 	work_init(&sw, &e, FI_OP_SEND, 1);
 	sw.op.msg = &send;
 	cr_assert_eq(fi_control(&domain->fid, FI_QUEUE_WORK, &rw), 0);
 	cr_assert_eq(fi_control(&domain->fid, FI_QUEUE_WORK, &sw), 0);
 	cr_assert_eq(fi_cntr_add(e.trig, 1), 0);
 	if (expect_delivery) {
-		cr_expect(wait_memory(rbuf + 3, 'o', 5000),
-			  "delivered by the progress thread");
+		cr_expect_eq(poll(&pfd, 1, 5000), 1,
+			     "delivered by the progress thread");
+		cr_expect_eq(fi_cntr_read(rcomp), 1);
+		cr_expect_eq(rbuf[3], 'o');
+		cr_assert_eq(fi_cntr_wait(e.comp, 1, 5000), 0);
 	} else {
 		cr_expect_not(wait_memory(rbuf + 3, 'o', 100),
 			      "manual progress: no helper thread");
@@ -647,6 +669,8 @@ static void send_to_self(struct fid_domain *domain, struct fi_info *info,
 		cr_expect_eq(rbuf[3], 'o');
 	}
 	denv_close(&e);
+	if (rcomp)
+		cr_expect_eq(fi_close(&rcomp->fid), 0);
 }
 
 Test(deferred, progress_manual_and_auto)
