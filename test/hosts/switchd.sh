@@ -5,6 +5,11 @@
 #   0. the front ends' device variables name it: the provider's barrier
 #      (fabtests/fi_gba_barrier, FI_GBA_DEVICE) and the UCX transport's
 #      (test/ucx/uct_gba_barrier, UCX_GBA_DEVICE), 4 processes in gba-h0;
+#   0b. the provider's barrier across hosts on the switch: fi_gba_barrier,
+#      4 ranks, 2 on gba-h0 and 2 on gba-h1, addresses exchanged through a
+#      shared file (-R/-S) and the fabric's TCP path, FI_GBA_DEVICE naming
+#      the switch: the set's barrier runs on a group of gba_switchd, not
+#      in software;
 #   1. barriers across 4 hosts (2 processes x 2 members each), with the
 #      early-release check (a counter in a shared /tmp file);
 #   2. a host's processes all killed mid-barrier (kill -9 of every process
@@ -197,6 +202,38 @@ else
 fi
 [ "$(grep -c "group [0-9]* allocated: 4 members" "$tmp/switchd.log")" -ge 2 ] ||
 	fail "the front ends' groups of 4 were not allocated by gba_switchd"
+
+step "0b. fi_gba_barrier, 4 ranks on 2 hosts, on the switch"
+export GBA_JOB=switchd-0b
+if [ -x "$ft" ]; then
+	before=$(grep -c "group [0-9]* allocated: 4 members" "$tmp/switchd.log")
+	rm -f "$tmp/ranks.shm"
+	r=0
+	while [ $r -lt 4 ]; do
+		(on gba-h$((r % 2)) env GBA_DEVICE= FI_GBA_DEVICE=$GBA_DEVICE \
+			FI_LOG_LEVEL=info \
+			FI_PROVIDER_PATH=${FI_PROVIDER_PATH:-$top_builddir/prov/gba/.libs} \
+			timeout 60 "$ft" -n 4 -R $r -S "$tmp/ranks.shm" -I 300 \
+			-T 40 >"$tmp/ft.$r" 2>&1
+		 echo $? >"$tmp/ft.$r.rc") &
+		r=$((r + 1))
+	done
+	wait
+	for r in 0 1 2 3; do
+		[ "$(cat "$tmp/ft.$r.rc")" = 0 ] || {
+			tail -5 "$tmp/ft.$r"
+			fail "fi_gba_barrier rank $r across 2 hosts"
+		}
+		! grep -q "barrier in software" "$tmp/ft.$r" ||
+			fail "rank $r ran its barrier in software: $(grep -m1 "barrier in software" "$tmp/ft.$r")"
+	done
+	after=$(grep -c "group [0-9]* allocated: 4 members" "$tmp/switchd.log")
+	[ "$after" -gt "$before" ] ||
+		fail "no group of 4 allocated by gba_switchd for fi_gba_barrier"
+	grep -h "^fi_gba_barrier:" "$tmp/ft.0" | sed 's/^/  /'
+else
+	echo "  fi_gba_barrier not built: skipped"
+fi
 
 step "1. 16 members on 4 hosts, 1000 barriers"
 export GBA_JOB=switchd-1
