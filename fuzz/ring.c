@@ -112,7 +112,7 @@ static void publish_slot(struct gba_eng_ep *ep, struct fuzz_in *in,
 	fuzz_take(in, slot->payload, plen);
 	for (i = 1; i < n; i++)
 		memset((uint8_t *)&ep->rx->slots[(pos + i) & ep->rx_mask] +
-			       sizeof(hdr.seq),
+			       GBA_ENG_CONT_OFF,
 		       (int)i, GBA_ENG_EAGER_SLOT);
 	gba_eng_ring_publish(slot, pos);
 }

@@ -473,8 +473,7 @@ int gba_eng_poll(struct gba_eng_ep *ep)
 	struct gba_eng_slot *slot = &ep->rx->slots[head & ep->rx_mask];
 	uint32_t polls;
 
-	if (atomic_load_explicit(&slot->hdr.seq, memory_order_acquire) ==
-		    head + 1 ||
+	if (gba_eng_slot_at(slot, head + 1) ||
 	    __atomic_load_n(&ep->nops, __ATOMIC_RELAXED) ||
 	    __atomic_load_n(&ep->backlog, __ATOMIC_RELAXED) ||
 	    gba_eng_net_busy(ep))
@@ -499,8 +498,7 @@ int gba_eng_progress(struct gba_eng_ep *ep)
 
 	while (n < GBA_ENG_PROGRESS_BUDGET) {
 		slot = &rx->slots[ep->head & ep->rx_mask];
-		if (atomic_load_explicit(&slot->hdr.seq,
-					 memory_order_acquire) != ep->head + 1)
+		if (!gba_eng_slot_at(slot, ep->head + 1))
 			break;
 		span = gba_eng_slot_span(ep, &slot->hdr);
 		if (slot->hdr.type == GBA_ENG_T_RESP)

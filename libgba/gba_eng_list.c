@@ -59,8 +59,8 @@ static void list_ring(int fd, struct gba_eng_ep_info *info)
 	info->slots = n;
 	mask = n - 1;
 	for (i = 0; n > 1 && i <= mask; i++) {
-		uint64_t seq = atomic_load_explicit(
-			(_Atomic uint64_t *)&ring->slots[i].hdr.seq,
+		uint32_t seq = atomic_load_explicit(
+			(_Atomic uint32_t *)&ring->slots[i].hdr.seq,
 			memory_order_relaxed);
 
 		if (((seq - i) & mask) == 1)

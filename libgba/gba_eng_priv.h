@@ -28,7 +28,7 @@
 #include <gba/gba_fault.h>
 
 #define GBA_ENG_RING_MAGIC 0x474241464142ULL /* "GBAFAB" */
-#define GBA_ENG_RING_VERSION 2
+#define GBA_ENG_RING_VERSION 3
 #define GBA_ENG_RING_HDR 4096 /* bytes before the first slot */
 #define GBA_ENG_RX_SLOTS_MAX 65536
 #define GBA_ENG_MAX_OPS_MAX 65536
@@ -49,34 +49,67 @@ enum gba_eng_type {
 #define GBA_ENG_X_NOANS 8u  /* message: no answer wanted (inline) */
 #define GBA_ENG_X_SLOTS 16u /* message in iov_count consecutive slots */
 #define GBA_ENG_X_HDR 32u   /* message in the header (hdr.small), no answer */
+#define GBA_ENG_X_SKIP 64u  /* inline message from payload + GBA_ENG_SKIP */
+
+/*
+ * An inline message that does not fit the header starts GBA_ENG_SKIP
+ * bytes into the payload, at the slot's third cache line, when it fits
+ * there: the second line is the header line's neighbour in the 128-byte
+ * pair the CPU's adjacent-line prefetcher fetches together, so while the
+ * consumer polls the header it keeps pulling that line away from the
+ * producer writing it, and a message there pays for it twice
+ * (doc/design.md section 4).
+ */
+#define GBA_ENG_SKIP 64
 
 /*
  * Payload bytes a message can carry in its slot's header, in the place of
- * op, status and addr (which a message that wants no answer leaves
- * unused): the consumer then reads one cache line, not two.
+ * the front end's flags, op, len, status and addr (which a message that
+ * wants no answer has no use for, or keeps in the header's first word):
+ * the consumer then reads one cache line, not two.  32 bytes: an 8-byte
+ * tag, 8 bytes of immediate data and a 32-byte payload, the common small
+ * MPI message over MTL-OFI, in one line (doc/design.md section 4).
  */
-#define GBA_ENG_HDR_INLINE 16
+#define GBA_ENG_HDR_INLINE 32
+/* Largest front-end flags value a header-only message carries. */
+#define GBA_ENG_HDR_FLAGS_MAX 0xffu
+/* Where a continuation slot's payload starts (after its sequence word). */
+#define GBA_ENG_CONT_OFF (GBA_ENG_SLOT_SIZE - GBA_ENG_EAGER_SLOT)
 
-/* The first GBA_ENG_HDR_SIZE bytes of a slot. */
+/*
+ * The first GBA_ENG_HDR_SIZE bytes of a slot.  Bytes 0-31 are common to
+ * every entry; 32-63 are either the fields of an ordinary entry or, in a
+ * header-only message (GBA_ENG_X_HDR), its payload, whose length and
+ * flags are then in bytes 5 and 7.
+ */
 struct gba_eng_hdr {
-	_Atomic uint64_t seq; /* ring protocol (gba_eng_ring.c) */
-	uint8_t type;	      /* enum gba_eng_type */
-	uint8_t iov_count;    /* large: iov entries in the payload;
-				 X_SLOTS: slots the message takes */
-	uint16_t xflags;      /* GBA_ENG_X_* */
-	uint32_t flags;	      /* front end's flags, passed through */
+	/*
+	 * Ring protocol (gba_eng_ring.c): the low 32 bits of the position
+	 * the slot is free for or published at, compared wrap-safely.
+	 */
+	_Atomic uint32_t seq;
+	uint8_t type; /* enum gba_eng_type */
+	union {
+		uint8_t iov_count; /* large: iov entries in the payload;
+				      X_SLOTS: slots the message takes */
+		uint8_t small_len; /* X_HDR: payload bytes in small */
+	};
+	uint8_t xflags;	     /* GBA_ENG_X_* */
+	uint8_t small_flags; /* X_HDR: the front end's flags */
 	uint32_t src_pid;
 	uint32_t src_ep_id;
-	uint64_t len;	/* payload / transfer bytes */
-	uint64_t tag;	/* T_MSG: tag; RMA/atomic: key */
-	uint64_t data;	/* immediate data */
+	uint64_t tag;  /* T_MSG: tag; RMA/atomic: key */
+	uint64_t data; /* immediate data */
 	union {
 		struct {
+			uint32_t flags; /* front end's flags, passed through */
 			uint32_t op;	/* initiator's operation
 					   (index | gen << 16) */
+			uint64_t len;	/* payload / transfer bytes */
 			int32_t status; /* T_RESP: 0 or -errno */
-			uint64_t addr;	/* RMA/atomic: remote address;
-					   T_RESP: inline len */
+			uint32_t reserved;
+			uint64_t addr; /* RMA/atomic: remote address;
+					  T_RESP: inline len */
 		};
 		uint8_t small[GBA_ENG_HDR_INLINE]; /* GBA_ENG_X_HDR */
 	};
@@ -161,16 +194,16 @@ gba_eng_ring_claim_n(struct gba_eng_ring *ring, uint32_t nslots, uint32_t n,
 {
 	uint64_t mask = nslots - 1;
 	uint64_t pos = atomic_load_explicit(&ring->tail, memory_order_relaxed);
-	int64_t dif = 0;
+	int32_t dif = 0;
 	uint32_t i;
 
 	for (;;) {
 		for (i = 0; i < n; i++) {
-			dif = (int64_t)(atomic_load_explicit(
+			dif = (int32_t)(atomic_load_explicit(
 						&ring->slots[(pos + i) & mask]
 							 .hdr.seq,
 						memory_order_acquire) -
-					(pos + i));
+					(uint32_t)(pos + i));
 			if (dif)
 				break;
 		}
@@ -214,7 +247,8 @@ gba_eng_ring_claim(struct gba_eng_ring *ring, uint32_t nslots, uint64_t *posp)
 static inline void gba_eng_ring_publish(struct gba_eng_slot *slot, uint64_t pos)
 {
 	gba_fault(GBA_FAULT_SLOT);
-	atomic_store_explicit(&slot->hdr.seq, pos + 1, memory_order_release);
+	atomic_store_explicit(&slot->hdr.seq, (uint32_t)(pos + 1),
+			      memory_order_release);
 }
 
 /*
@@ -229,9 +263,17 @@ static inline void gba_eng_ring_hand_back(struct gba_eng_slot *slot,
 					  uint64_t seq)
 {
 	memset((char *)&slot->hdr + offsetof(struct gba_eng_hdr, type), 0,
-	       offsetof(struct gba_eng_hdr, len) -
+	       offsetof(struct gba_eng_hdr, tag) -
 		       offsetof(struct gba_eng_hdr, type));
-	atomic_store_explicit(&slot->hdr.seq, seq, memory_order_release);
+	atomic_store_explicit(&slot->hdr.seq, (uint32_t)seq,
+			      memory_order_release);
+}
+
+/* 1 if @slot's sequence word says position @pos (its low 32 bits). */
+static inline bool gba_eng_slot_at(struct gba_eng_slot *slot, uint64_t pos)
+{
+	return atomic_load_explicit(&slot->hdr.seq, memory_order_acquire) ==
+	       (uint32_t)pos;
 }
 
 /* ---- Endpoint state (gba_eng_ep.c) -------------------------------------- */
@@ -381,7 +423,7 @@ static inline uint32_t gba_eng_slot_span(const struct gba_eng_ep *ep,
 	if (hdr->xflags & GBA_ENG_X_HDR)
 		return hdr->type == GBA_ENG_T_MSG &&
 		       !(hdr->xflags & (GBA_ENG_X_SLOTS | GBA_ENG_X_LARGE)) &&
-		       hdr->len <= GBA_ENG_HDR_INLINE;
+		       hdr->small_len <= GBA_ENG_HDR_INLINE;
 	if (!(hdr->xflags & GBA_ENG_X_SLOTS))
 		return 1;
 	if (hdr->type != GBA_ENG_T_MSG || n < 2 || n > GBA_ENG_MAX_IOV ||

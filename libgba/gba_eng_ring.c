@@ -389,8 +389,7 @@ void gba_eng_ring_skip_dead(struct gba_eng_ep *ep)
 	       ep->head) {
 		slot = &rx->slots[ep->head & ep->rx_mask];
 		/* published (progress takes it), or not claimed */
-		if (atomic_load_explicit(&slot->hdr.seq,
-					 memory_order_acquire) != ep->head)
+		if (!gba_eng_slot_at(slot, ep->head))
 			return;
 		pid = __atomic_load_n(&slot->hdr.src_pid, __ATOMIC_RELAXED);
 		if (!pid || gba_proc_slot_alive((uint32_t)pid))

@@ -239,7 +239,7 @@ static int send_slots(struct gba_eng_ep *ep, struct gba_eng_peer *peer,
 		iov_cur_read(
 			&cur,
 			(char *)&ring->slots[(pos + i) & (peer->nslots - 1)] +
-				sizeof(slot->hdr.seq),
+				GBA_ENG_CONT_OFF,
 			take);
 	}
 	gba_eng_ring_publish(slot, pos);
@@ -277,19 +277,30 @@ int gba_eng_send(struct gba_eng_ep *ep, struct gba_eng_peer *peer,
 			gba_eng_op_free(ep, op);
 		return gba_eng_peer_full(ep, peer);
 	}
-	slot->hdr.flags = flags;
-	slot->hdr.len = (uint64_t)len;
 	slot->hdr.tag = tag;
 	slot->hdr.data = data;
+	if ((size_t)len <= GBA_ENG_HDR_INLINE &&
+	    flags <= GBA_ENG_HDR_FLAGS_MAX) {
+		/* the whole message in the header's line */
+		slot->hdr.xflags = GBA_ENG_X_NOANS | GBA_ENG_X_HDR;
+		slot->hdr.small_len = (uint8_t)len;
+		slot->hdr.small_flags = (uint8_t)flags;
+		iov_gather(slot->hdr.small, iov, count);
+		gba_eng_ring_publish(slot, pos);
+		return 1;
+	}
+	slot->hdr.flags = flags;
+	slot->hdr.len = (uint64_t)len;
 	if (op) {
 		slot->hdr.xflags = GBA_ENG_X_LARGE;
 		slot->hdr.op = gba_eng_op_id(ep, op);
 		slot->hdr.iov_count = (uint8_t)count;
 		memcpy(slot->payload, iov, count * sizeof(*iov));
-	} else if ((size_t)len <= GBA_ENG_HDR_INLINE) {
-		slot->hdr.xflags = GBA_ENG_X_NOANS | GBA_ENG_X_HDR;
+	} else if ((size_t)len <= GBA_ENG_INLINE - GBA_ENG_SKIP) {
+		/* past the header's neighbour line (GBA_ENG_X_SKIP) */
+		slot->hdr.xflags = GBA_ENG_X_NOANS | GBA_ENG_X_SKIP;
 		slot->hdr.iov_count = 0;
-		iov_gather(slot->hdr.small, iov, count);
+		iov_gather(slot->payload + GBA_ENG_SKIP, iov, count);
 	} else {
 		slot->hdr.xflags = GBA_ENG_X_NOANS;
 		slot->hdr.iov_count = 0;
@@ -452,8 +463,13 @@ static const char *slot_bad(const struct gba_eng_slot *slot)
 	if (hdr->type == GBA_ENG_T_MSG &&
 	    (hdr->xflags & (GBA_ENG_X_SLOTS | GBA_ENG_X_HDR)))
 		return NULL; /* gba_eng_slot_span checked it */
-	if (hdr->xflags & (GBA_ENG_X_SLOTS | GBA_ENG_X_HDR))
-		return "slot flags of a message on another type";
+	if (hdr->xflags & (GBA_ENG_X_SLOTS | GBA_ENG_X_HDR | GBA_ENG_X_SKIP) &&
+	    (hdr->type != GBA_ENG_T_MSG || (hdr->xflags & GBA_ENG_X_LARGE)))
+		return "slot flags of an inline message on another entry";
+	if (hdr->xflags & GBA_ENG_X_SKIP)
+		return hdr->len > GBA_ENG_INLINE - GBA_ENG_SKIP
+			       ? "inline length beyond the slot"
+			       : NULL;
 	switch (hdr->type) {
 	case GBA_ENG_T_MSG:
 	case GBA_ENG_T_PUT:
@@ -486,7 +502,10 @@ void gba_eng_bad_slot(struct gba_eng_ep *ep, const struct gba_eng_hdr *hdr,
 			"process %" PRIu32 " endpoint %" PRIu32 " (type %u, "
 			"flags 0x%x, %u iovs, %" PRIu64 " bytes): %s%s\n",
 			ep->addr.ep_id, hdr->src_pid, hdr->src_ep_id, hdr->type,
-			hdr->xflags, hdr->iov_count, hdr->len, why,
+			hdr->xflags, hdr->iov_count,
+			hdr->xflags & GBA_ENG_X_HDR ? hdr->small_len
+						    : hdr->len,
+			why,
 			ep->nbad == GBA_ENG_BAD_LOG_MAX ? " (no more reported)"
 							: "");
 }
@@ -502,13 +521,22 @@ static void rx_from_slot(struct gba_eng_ep *ep, const struct gba_eng_slot *slot,
 	rx->src.pid = hdr->src_pid;
 	rx->src.ep_id = hdr->src_ep_id;
 	rx->src.host_id = ep->addr.host_id;
-	rx->len = hdr->len;
 	rx->tag = hdr->tag;
 	rx->data = hdr->data;
-	rx->flags = hdr->flags;
-	rx->src_op = hdr->op;
 	rx->held = 0;
 	rx->local = 0;
+	if (hdr->xflags & GBA_ENG_X_HDR) {
+		/* gba_eng_slot_span checked the length */
+		rx->len = hdr->small_len;
+		rx->flags = hdr->small_flags;
+		rx->payload = hdr->small;
+		rx->iov_count = 0;
+		rx->src_op = 0;
+		return;
+	}
+	rx->len = hdr->len;
+	rx->flags = hdr->flags;
+	rx->src_op = hdr->op;
 	if (hdr->xflags & GBA_ENG_X_SLOTS) {
 		/* gba_eng_slot_span checked the count against the length */
 		uint32_t n = hdr->iov_count, i;
@@ -524,7 +552,7 @@ static void rx_from_slot(struct gba_eng_ep *ep, const struct gba_eng_slot *slot,
 			rx->iov[i].iov_base =
 				(char *)&ep->rx
 					->slots[(idx + i) & ep->rx_mask] +
-				sizeof(hdr->seq);
+				GBA_ENG_CONT_OFF;
 			rx->iov[i].iov_len = left < GBA_ENG_EAGER_SLOT
 						     ? left
 						     : GBA_ENG_EAGER_SLOT;
@@ -535,13 +563,10 @@ static void rx_from_slot(struct gba_eng_ep *ep, const struct gba_eng_slot *slot,
 		rx->iov_count = hdr->iov_count;
 		memcpy(rx->iov, slot->payload,
 		       hdr->iov_count * sizeof(struct iovec));
-	} else if (hdr->xflags & GBA_ENG_X_HDR) {
-		/* gba_eng_slot_span checked the length */
-		rx->payload = hdr->small;
-		rx->iov_count = 0;
-		rx->src_op = 0;
 	} else {
-		rx->payload = slot->payload;
+		/* slot_bad checked the length */
+		rx->payload = slot->payload +
+			      (hdr->xflags & GBA_ENG_X_SKIP ? GBA_ENG_SKIP : 0);
 		rx->iov_count = 0;
 	}
 }

@@ -21,7 +21,8 @@
 # nsenter, setsid, flock) make the emulated hosts of scripts/emu_hosts.sh
 # (test/hosts); the system sshd the package may start listens in the root
 # network namespace and does not meet the hosts' own sshds, each in its
-# host's namespace.
+# host's namespace.  hpcc (HPC Challenge, unmodified) runs in `make
+# bench-hpcc` (bench/run_hpcc_bench.sh).
 set -e
 SUDO=
 [ "$(id -u)" = 0 ] || SUDO=sudo
@@ -30,7 +31,7 @@ PKGS="build-essential autoconf automake libtool pkg-config
       openmpi-bin libopenmpi-dev mpich libmpich-dev gfortran valgrind gdb
       libucx-dev ucx-utils dpkg-dev xz-utils libnuma-dev libibverbs-dev
       clang libclang-rt-14-dev environment-modules gnuplot-nox libjson-c-dev jq
-      openssh-server openssh-client iproute2 util-linux"
+      openssh-server openssh-client iproute2 util-linux hpcc"
 
 update=
 # deb-src entries: keep any the machine has; otherwise mirror the deb ones.

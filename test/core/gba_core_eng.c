@@ -1166,10 +1166,16 @@ Test(fab, no_descriptor_left)
 
 #define BIG (4u << 20)
 /* 16 and 17: the largest message in the slot's header and the next */
-static const size_t msg_sizes[] = {0,	 1,	 8,	  16,	 17,
+/*
+ * Up to 32 bytes with flags below 256 travel in the slot's header line,
+ * the rest in the slot or single-copy: the sizes around each boundary,
+ * and the header's size with flags too large for it (MSG_FLAGS).
+ */
+static const size_t msg_sizes[] = {0,  1,  8,  16, 17, 31, 32, 32, 33, 64,
 				   GBA_ENG_INLINE, GBA_ENG_INLINE + 1, 65536,
 				   BIG};
 #define NSIZES (sizeof(msg_sizes) / sizeof(msg_sizes[0]))
+#define MSG_FLAGS(k) ((k) == 7 ? 0x10000u + (k) : 0x10u + (k))
 #define TAG0 0x7a90
 #define DATA0 0xdada0000ULL
 #define SEED0 0x31
@@ -1248,7 +1254,7 @@ static void msg_child(struct shared *sh, int arg)
 		CHKEQ(m->len, msg_sizes[k]);
 		CHKEQ(m->tag, TAG0 + k);
 		CHKEQ(m->data, DATA0 + k);
-		CHKEQ(m->flags, 0x10 + k);
+		CHKEQ(m->flags, MSG_FLAGS(k));
 		CHKEQ(m->large, msg_sizes[k] > GBA_ENG_INLINE);
 		CHK(gba_addr_equal(&m->src, &sh->addr[0]));
 		CHKEQ(m->copied, msg_sizes[k]);
@@ -1347,7 +1353,7 @@ Test(fab, messages)
 		cnt = spread(sb, msg_sizes[k], 0, iov);
 		iov_fill(iov, cnt, SEED0 + k);
 		ret = gba_eng_send(fe.ep, p, iov, cnt, TAG0 + k, DATA0 + k,
-				   0x10 + k, TAG0 + k);
+				   MSG_FLAGS(k), TAG0 + k);
 		if (msg_sizes[k] <= GBA_ENG_INLINE) {
 			cr_assert_eq(ret, 1, "size %zu", msg_sizes[k]);
 			cr_assert_eq(gba_eng_busy(fe.ep), 0);

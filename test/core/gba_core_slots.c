@@ -333,3 +333,32 @@ Test(slots, sender_sequence_ahead_of_tail)
 	gba_eng_ep_close(a);
 	gba_eng_ep_close(b);
 }
+
+/* The slots' 32-bit sequence words wrap with the queue's 64-bit positions:
+ * a queue whose positions cross 2^32 keeps taking and delivering. */
+Test(slots, sequence_wraps_at_2_32)
+{
+	struct gba_eng_ep *a = open_ep(), *b = open_ep();
+	struct gba_eng_peer *to_b;
+	uint64_t start = (1ull << 32) - 5, p;
+	char byte = 1;
+	struct iovec iov = {&byte, 1};
+	int i;
+
+	for (p = start; p < start + NSLOTS; p++)
+		atomic_store(&b->rx->slots[p & (NSLOTS - 1)].hdr.seq,
+			     (uint32_t)p);
+	atomic_store(&b->rx->tail, start);
+	b->head = start;
+	cr_assert_eq(gba_eng_peer_get(a, &b->addr, &to_b), 0);
+	nrecv = 0;
+	for (i = 0; i < 3 * NSLOTS; i++) {
+		cr_assert_eq(gba_eng_send(a, to_b, &iov, 1, 0, 0, 0, 0), 1,
+			     "message %d", i);
+		progress_all(b);
+	}
+	cr_expect_eq(nrecv, 3 * NSLOTS);
+	cr_expect_eq(b->head, start + 3 * NSLOTS);
+	gba_eng_ep_close(a);
+	gba_eng_ep_close(b);
+}
