@@ -58,6 +58,8 @@
 #define GBA_NET_FRAME_MAX (1ULL << 31)
 /* Bytes read at least per read() */
 #define GBA_NET_READ_MIN (256UL << 10)
+/* Socket buffers asked for (the kernel caps them at wmem/rmem_max) */
+#define GBA_NET_SOCKBUF (4 << 20)
 /* Idle polls of the sockets between two sched_yield */
 #define GBA_NET_YIELD_POLLS 16
 /* ep_close flushes send queues for at most this long */
@@ -127,9 +129,11 @@ static socklen_t net_sockaddr(const uint8_t net[16], uint16_t port,
 
 static void net_nodelay(int fd)
 {
-	int one = 1;
+	int one = 1, buf = GBA_NET_SOCKBUF;
 
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
 }
 
 static void net_log_bad(struct gba_eng_ep *ep, struct gba_eng_conn *c,
