@@ -166,7 +166,8 @@ int ft_fork_run(const struct ft_opts *o, size_t size,
 	uint64_t deadline = ft_now_ms() + (uint64_t)o->timeout_s * 1000;
 	void *shared;
 
-	if (o->rank >= 0)
+	/* programs that fill struct ft_opts themselves leave both zero */
+	if (o->shared_file && o->rank >= 0)
 		return ft_run_one(o, size, child);
 	shared = mmap(NULL, size, PROT_READ | PROT_WRITE,
 		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);

@@ -66,7 +66,7 @@ struct ft_shared {
  * every child exited 0, else 1.  Libfabric must not be initialised in
  * the caller.
  *
- * With -R rank and -S file (o->rank >= 0), runs only @child(o->rank) in
+ * With -R rank and -S file (o->shared_file set), runs only @child(o->rank) in
  * this process, the shared area being @o->shared_file mapped MAP_SHARED
  * (created and sized by the first process; it must not exist before
  * the run): the ranks are started separately, on emulated hosts that

@@ -58,6 +58,8 @@
 #define GBA_NET_FRAME_MAX (1ULL << 31)
 /* Bytes read at least per read() */
 #define GBA_NET_READ_MIN (256UL << 10)
+/* Socket buffers asked for (the kernel caps them at wmem/rmem_max) */
+#define GBA_NET_SOCKBUF (4 << 20)
 /* Idle polls of the sockets between two sched_yield */
 #define GBA_NET_YIELD_POLLS 16
 /* ep_close flushes send queues for at most this long */
@@ -89,15 +91,15 @@ struct gba_eng_net {
 	struct pollfd *pfds;	    /* poll() array, 1 + nconns */
 	struct gba_eng_conn **pconn;
 	uint32_t pcap;
-	uint64_t nbad;		    /* protocol errors logged */
-	uint32_t idle;		    /* progress calls that found nothing */
+	uint64_t nbad; /* protocol errors logged */
+	uint32_t idle; /* progress calls that found nothing */
 };
 
 /* ---- Sockets ------------------------------------------------------------ */
 
 static bool net_is_v4(const uint8_t net[16])
 {
-	static const uint8_t prefix[12] = {0, 0, 0, 0, 0, 0,
+	static const uint8_t prefix[12] = {0, 0, 0, 0, 0,    0,
 					   0, 0, 0, 0, 0xff, 0xff};
 
 	return !memcmp(net, prefix, sizeof(prefix));
@@ -127,9 +129,11 @@ static socklen_t net_sockaddr(const uint8_t net[16], uint16_t port,
 
 static void net_nodelay(int fd)
 {
-	int one = 1;
+	int one = 1, buf = GBA_NET_SOCKBUF;
 
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
 }
 
 static void net_log_bad(struct gba_eng_ep *ep, struct gba_eng_conn *c,
@@ -351,8 +355,7 @@ static void conn_sweep(struct gba_eng_ep *ep)
 		}
 		*pp = c->next;
 		net->nconns--;
-		__atomic_store_n(&ep->net_conns, net->nconns,
-				 __ATOMIC_RELAXED);
+		__atomic_store_n(&ep->net_conns, net->nconns, __ATOMIC_RELAXED);
 		conn_free(c);
 	}
 }
@@ -403,7 +406,8 @@ void gba_eng_net_close(struct gba_eng_ep *ep)
 	__atomic_store_n(&ep->net_conns, 0, __ATOMIC_RELAXED);
 }
 
-/* ---- Peers ---------------------------------------------------------------- */
+/* ---- Peers ----------------------------------------------------------------
+ */
 
 /* The peer of @addr in ep->peers, added (without a connection) if new. */
 static struct gba_eng_peer *net_peer_find_add(struct gba_eng_ep *ep,
@@ -477,8 +481,8 @@ int gba_eng_net_peer_get(struct gba_eng_ep *ep, const struct gba_addr *addr,
 	}
 	if (!ep->net || gba_addr_reach(&ep->addr, addr) != GBA_REACH_NET) {
 		gba_addr_str(addr, str, sizeof(str));
-		return gba_err_set(-EHOSTUNREACH,
-				   "%s: on another host, and %s", str,
+		return gba_err_set(-EHOSTUNREACH, "%s: on another host, and %s",
+				   str,
 				   ep->net ? "it has no network address"
 					   : "this endpoint has no TCP path "
 					     "(GBA_NET_ADDR)");
@@ -516,7 +520,8 @@ int gba_eng_net_peer_get(struct gba_eng_ep *ep, const struct gba_addr *addr,
 	return 0;
 }
 
-/* ---- Initiator ------------------------------------------------------------ */
+/* ---- Initiator ------------------------------------------------------------
+ */
 
 /* @peer's connection, ready for a new operation: 0, -EPIPE, -EAGAIN. */
 static int net_ready(struct gba_eng_peer *peer)
@@ -579,7 +584,8 @@ int gba_eng_net_send(struct gba_eng_ep *ep, struct gba_eng_peer *peer,
 
 int gba_eng_net_rma(struct gba_eng_ep *ep, struct gba_eng_peer *peer, bool put,
 		    const struct iovec *iov, size_t count, uint64_t addr,
-		    uint64_t key, uint32_t flags, uint64_t data, uint64_t cookie)
+		    uint64_t key, uint32_t flags, uint64_t data,
+		    uint64_t cookie)
 {
 	ssize_t len = net_iov_len(iov, count);
 	struct gba_net_hdr hdr;
@@ -652,8 +658,8 @@ int gba_eng_net_atomic(struct gba_eng_ep *ep, struct gba_eng_peer *peer,
 	memset(&hdr, 0, sizeof(hdr));
 	hdr.magic = GBA_NET_MAGIC;
 	hdr.type = GBA_NET_T_ATOMIC;
-	hdr.xflags = (result ? GBA_NET_X_FETCH : 0) |
-		     (compare ? GBA_NET_X_CMP : 0);
+	hdr.xflags =
+		(result ? GBA_NET_X_FETCH : 0) | (compare ? GBA_NET_X_CMP : 0);
 	hdr.flags = flags;
 	hdr.op = gba_eng_op_id(ep, op);
 	hdr.len = sizeof(req) + bytes * (compare ? 2 : 1);
@@ -669,7 +675,8 @@ int gba_eng_net_atomic(struct gba_eng_ep *ep, struct gba_eng_peer *peer,
 	return 0;
 }
 
-/* ---- Target ---------------------------------------------------------------- */
+/* ---- Target ----------------------------------------------------------------
+ */
 
 /* Answer operation @op of @c's peer with @status and @len bytes at @p. */
 static void net_answer(struct gba_eng_ep *ep, struct gba_eng_conn *c,
@@ -727,10 +734,9 @@ static void net_exec_rma(struct gba_eng_ep *ep, struct gba_eng_conn *c,
 		net_answer(ep, c, hdr->op, -EPROTO, NULL, 0);
 		return;
 	}
-	ret = ep->ops.mr_lookup(ep->ctx, hdr->tag, hdr->addr, hdr->rlen,
-				put ? GBA_ENG_ACCESS_WRITE
-				    : GBA_ENG_ACCESS_READ,
-				&ptr);
+	ret = ep->ops.mr_lookup(
+		ep->ctx, hdr->tag, hdr->addr, hdr->rlen,
+		put ? GBA_ENG_ACCESS_WRITE : GBA_ENG_ACCESS_READ, &ptr);
 	if (ret) {
 		net_answer(ep, c, hdr->op, ret, NULL, 0);
 		return;
@@ -738,8 +744,7 @@ static void net_exec_rma(struct gba_eng_ep *ep, struct gba_eng_conn *c,
 	gba_fault(GBA_FAULT_RMA);
 	if (put && hdr->len)
 		memcpy(ptr, payload, hdr->len);
-	net_event(ep, c, put ? GBA_ENG_EV_PUT : GBA_ENG_EV_GET, hdr,
-		  hdr->rlen);
+	net_event(ep, c, put ? GBA_ENG_EV_PUT : GBA_ENG_EV_GET, hdr, hdr->rlen);
 	net_answer(ep, c, hdr->op, 0, put ? NULL : ptr, put ? 0 : hdr->rlen);
 }
 
@@ -767,10 +772,9 @@ static void net_exec_atomic(struct gba_eng_ep *ep, struct gba_eng_conn *c,
 		ret = -EPROTO;
 		goto out;
 	}
-	ret = ep->ops.mr_lookup(ep->ctx, hdr->tag, hdr->addr, bytes,
-				GBA_ENG_ACCESS_WRITE |
-					(fetch ? GBA_ENG_ACCESS_READ : 0),
-				&ptr);
+	ret = ep->ops.mr_lookup(
+		ep->ctx, hdr->tag, hdr->addr, bytes,
+		GBA_ENG_ACCESS_WRITE | (fetch ? GBA_ENG_ACCESS_READ : 0), &ptr);
 	if (ret)
 		goto out;
 	/* operands sit unaligned in the receive buffer: copy them */
@@ -934,7 +938,8 @@ static int conn_read(struct gba_eng_ep *ep, struct gba_eng_conn *c)
 			}
 			if (c->rlen - off - sizeof(hdr) < hdr.len)
 				break;
-			ret = net_frame(ep, c, &hdr, c->rbuf + off + sizeof(hdr));
+			ret = net_frame(ep, c, &hdr,
+					c->rbuf + off + sizeof(hdr));
 			if (!ret && c->broken)
 				return -EPIPE;
 			if (ret) {

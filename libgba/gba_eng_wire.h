@@ -41,19 +41,19 @@ enum gba_net_type {
 #define GBA_NET_X_CMP 2u   /* atomic: compare values follow */
 
 struct gba_net_hdr {
-	uint32_t magic;	 /* GBA_NET_MAGIC */
-	uint8_t type;	 /* enum gba_net_type */
+	uint32_t magic; /* GBA_NET_MAGIC */
+	uint8_t type;	/* enum gba_net_type */
 	uint8_t pad0;
 	uint16_t xflags; /* GBA_NET_X_* */
 	uint32_t flags;	 /* front end's flags, passed through */
 	uint32_t op;	 /* initiator's operation (RMA, atomic, RESP) */
 	int32_t status;	 /* T_RESP: 0 or -errno */
 	uint32_t pad1;
-	uint64_t len;	 /* payload bytes after the header */
-	uint64_t tag;	 /* T_MSG: tag; RMA/atomic: key */
-	uint64_t data;	 /* immediate data */
-	uint64_t addr;	 /* RMA/atomic: remote address */
-	uint64_t rlen;	 /* T_GET: bytes to read; T_ATOMIC: operand bytes */
+	uint64_t len;  /* payload bytes after the header */
+	uint64_t tag;  /* T_MSG: tag; RMA/atomic: key */
+	uint64_t data; /* immediate data */
+	uint64_t addr; /* RMA/atomic: remote address */
+	uint64_t rlen; /* T_GET: bytes to read; T_ATOMIC: operand bytes */
 };
 
 _Static_assert(sizeof(struct gba_net_hdr) == 64, "frame header size");

@@ -402,7 +402,9 @@ int gba_eng_peer_gone(const struct gba_eng_peer *peer);
  * queue), are copied into the peer's queue: returns 1, the send is
  * complete and is not reported.  Larger messages (and those that found
  * too few free slots) stay in place until the receiver has copied them:
- * returns 0, and ops->complete(@cookie) reports the end.  Returns
+ * returns 0, and ops->complete(@cookie) reports the end.  To a peer on
+ * another host every message is written to its TCP connection or copied
+ * into the connection's send queue: 1, whatever its size.  Returns
  * -EAGAIN (peer's queue or this endpoint's operation table full: retry
  * after progress), -EPIPE/-EHOSTUNREACH (peer gone), -EINVAL (bad iov).
  */

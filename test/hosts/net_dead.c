@@ -88,8 +88,7 @@ static void put_file(const char *dir, const char *name, const void *p,
 	path(fin, dir, name);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", fin);
 	f = fopen(tmp, "w");
-	if (!f || fwrite(p, 1, len, f) != len || fclose(f) ||
-	    rename(tmp, fin))
+	if (!f || fwrite(p, 1, len, f) != len || fclose(f) || rename(tmp, fin))
 		FAIL("cannot write %s", fin);
 }
 
@@ -162,7 +161,8 @@ static int wait_comp(struct fi_cq_data_entry *e, uint64_t ms)
 		if (n != -FI_EAGAIN)
 			FAIL("fi_cq_read: %zd", n);
 		if (now_ms() > end)
-			FAIL("no completion within %" PRIu64 " ms (a hang)", ms);
+			FAIL("no completion within %" PRIu64 " ms (a hang)",
+			     ms);
 	}
 }
 
@@ -243,8 +243,7 @@ static int client(const char *dir)
 	if (rd[0] != 0x1234)
 		FAIL("pong carried 0x%" PRIx64, rd[0]);
 	/* a read and an atomic that the server executes */
-	CHK(fi_read(ep, rd, sizeof(rd), NULL, peer, sv.addr + 8, sv.key,
-		    NULL));
+	CHK(fi_read(ep, rd, sizeof(rd), NULL, peer, sv.addr + 8, sv.key, NULL));
 	if (wait_comp(&e, WAIT_MS))
 		FAIL("read: error completion");
 	for (i = 0; i < 4; i++)
