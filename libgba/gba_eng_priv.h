@@ -526,7 +526,7 @@ int gba_eng_net_progress(struct gba_eng_ep *ep);
  * GBA_NET_IDLE_POLLS-th idle call, when gba_eng_net_due says
  * GBA_NET_IDLE_NS passed since the last look.
  */
-#define GBA_NET_IDLE_POLLS 16
+#define GBA_NET_IDLE_POLLS 256
 bool gba_eng_net_due(struct gba_eng_ep *ep);
 
 /* Whether @ep has TCP connections (one load: gba_eng_poll's hint). */
