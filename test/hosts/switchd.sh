@@ -10,6 +10,13 @@
 #      shared file (-R/-S) and the fabric's TCP path, FI_GBA_DEVICE naming
 #      the switch: the set's barrier runs on a group of gba_switchd, not
 #      in software;
+#   0c. unmodified programs' barriers across hosts on the switch: the
+#      barrier-offload library (libgba_barrier.so) preloaded into
+#      bench/gba_bench_mpi_barrier (MPI_Barrier, MPI over MTL-OFI gba;
+#      test/offload/offload_mpi needs one node) and, without
+#      sanitizers, test/offload/offload_shmem (OpenSHMEM, SPML-UCX
+#      gba,self), 2 hosts x 2 processes by mpirun/oshrun with a hostfile:
+#      every barrier on the GBA ("0 not"), OpenSHMEM's also checked;
 #   1. barriers across 4 hosts (2 processes x 2 members each), with the
 #      early-release check (a counter in a shared /tmp file);
 #   2. a host's processes all killed mid-barrier (kill -9 of every process
@@ -233,6 +240,54 @@ if [ -x "$ft" ]; then
 	grep -h "^fi_gba_barrier:" "$tmp/ft.0" | sed 's/^/  /'
 else
 	echo "  fi_gba_barrier not built: skipped"
+fi
+
+step "0c. the barrier-offload library across 2 hosts x 2, on the switch"
+unset GBA_JOB
+lib=$top_builddir/barrier_offload/.libs/libgba_barrier.so
+uctmod=$top_builddir/ucx/uct_gba/.libs/libuct_gba.so
+san=
+[ -n "$GBA_SAN_PRELOAD" ] && san="$(echo "$GBA_SAN_PRELOAD" | tr ' ' ':'):"
+mpirun=${MPIRUN-mpirun}
+if [ -z "$mpirun" ] || ! command -v "$mpirun" >/dev/null 2>&1 ||
+	[ ! -f "$lib" ] || [ ! -x "$top_builddir/bench/gba_bench_mpi_barrier" ]; then
+	echo "  no mpirun, offload library or gba_bench_mpi_barrier: skipped"
+else
+	printf "gba-h0 slots=2\ngba-h1 slots=2\n" >"$tmp/hostfile"
+	ompi="--allow-run-as-root --hostfile $tmp/hostfile -np 4 --bind-to none"
+	ompi="$ompi --mca oob_tcp_if_include $NET.0/24"
+	ompi="$ompi -x FI_PROVIDER_PATH=${FI_PROVIDER_PATH:-$top_builddir/prov/gba/.libs}"
+	ompi="$ompi -x LD_LIBRARY_PATH -x GBA_DEVICE -x GBA_AGENT"
+	ompi="$ompi -x GBA_BARRIER_VERBOSE=1"
+	for v in ASAN_OPTIONS UBSAN_OPTIONS; do
+		eval "[ -n \"\${$v+x}\" ]" && ompi="$ompi -x $v"
+	done
+	out=$(on gba-h0 timeout 90 "$mpirun" $ompi --mca pml cm --mca mtl ofi \
+		-x FI_PROVIDER=gba -x LD_PRELOAD="$san$lib" \
+		"$top_builddir/bench/gba_bench_mpi_barrier" -I 300 -r 1 2>&1)
+	rc=$?
+	[ $rc = 0 ] || { echo "$out" | tail -20; fail "gba_bench_mpi_barrier across hosts: exit $rc"; }
+	[ "$(echo "$out" | grep -c "barriers on the GBA.*, 0 not")" = 4 ] ||
+		{ echo "$out" | grep "libgba_barrier" | head; fail "MPI: barriers not all on the GBA"; }
+	echo "$out" | grep -m1 "barriers on the GBA" | sed 's/^/  mpi: /'
+	if [ -n "$GBA_SAN_PRELOAD" ] || ! command -v oshrun >/dev/null 2>&1 ||
+		[ ! -x "$top_builddir/test/offload/offload_shmem" ] ||
+		[ ! -f "$uctmod" ]; then
+		echo "  OpenSHMEM skipped (sanitizers, no oshrun or no program)"
+	else
+		out=$(on gba-h0 timeout 90 oshrun $ompi --mca osc ^rdma \
+			--mca spml ucx --mca pml ucx --mca pml_ucx_tls any \
+			--mca pml_ucx_devices any -x UCX_TLS=gba,self \
+			-x UCX_WARN_UNUSED_ENV_VARS=n -x LD_PRELOAD="$uctmod:$lib" \
+			"$top_builddir/test/offload/offload_shmem" -I 10 -D 100 2>&1)
+		rc=$?
+		[ $rc = 0 ] || { echo "$out" | tail -20; fail "offload_shmem across hosts: exit $rc"; }
+		[ "$(echo "$out" | grep -c "^offload_shmem .*failures=0")" = 4 ] ||
+			{ echo "$out" | tail -20; fail "offload_shmem: not 4 PEs without failures"; }
+		[ "$(echo "$out" | grep -c "barriers on the GBA.*, 0 not")" = 4 ] ||
+			{ echo "$out" | grep "libgba_barrier" | head; fail "offload_shmem: barriers not all on the GBA"; }
+		echo "$out" | grep -m1 "barriers on the GBA" | sed 's/^/  shmem: /'
+	fi
 fi
 
 step "1. 16 members on 4 hosts, 1000 barriers"

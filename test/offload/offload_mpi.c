@@ -120,14 +120,14 @@ int main(int argc, char **argv)
 	MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &world_size);
 	mode = argc > 1 ? argv[1] : "";
-	optind = 2;
+	optind = argc > 1 ? 2 : 1; /* getopt past argc reads past argv */
 	while ((op = getopt(argc, argv, "I:D:")) != -1) {
 		if (op == 'I')
 			iters = atoi(optarg);
 		else if (op == 'D')
 			max_delay = atoi(optarg);
 	}
-	if (world_size > MAX_RANKS || iters < 1) {
+	if (world_size > MAX_RANKS || iters < 1 || !*mode) {
 		if (!world_rank)
 			printf("usage: offload_mpi comms|churn|alive|held "
 			       "[-I iters >= 1] [-D us]; at most %d ranks\n",
