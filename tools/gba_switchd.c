@@ -414,6 +414,29 @@ static void on_arrive(unsigned g, uint64_t val)
 	}
 }
 
+/*
+ * A member process found a peer lost in barrier SEQ of @info (its host
+ * view, gba_barrier.c).  Only the barrier being collected can fail: an
+ * older one was released here, and its release only did not reach the
+ * reporter's host (its agent died with it in flight).  Storing that
+ * report would overwrite ERROR_INFO naming the barrier the other hosts
+ * wait in, and they would wait until their timeout.
+ */
+static void on_report(unsigned g, uint64_t info)
+{
+	uint32_t epoch = epoch_of(g), seq = GBA_ERROR_INFO_SEQ(info);
+
+	if (seq != epoch) {
+		logmsg("group %u: a host reports member %u lost in barrier "
+		       "%u, already released (collecting %u): ignored",
+		       g, GBA_ERROR_INFO_MEMBER(info), seq, epoch);
+		return;
+	}
+	logmsg("group %u: a host reports member %u lost", g,
+	       GBA_ERROR_INFO_MEMBER(info));
+	set_error(g, info);
+}
+
 static int find_host(uint64_t token)
 {
 	unsigned h;
@@ -480,11 +503,8 @@ static void handle(int ci, const struct gba_net_msg *m)
 		break;
 	case GBA_NET_REPORT:
 		if (m->g < GBA_MAX_GROUPS && groups[m->g].gen &&
-		    groups[m->g].gen == m->a) {
-			logmsg("group %u: a host reports member %u lost", m->g,
-			       GBA_ERROR_INFO_MEMBER(m->b));
-			set_error(m->g, m->b);
-		}
+		    groups[m->g].gen == m->a)
+			on_report(m->g, m->b);
 		break;
 	default:
 		reply(ci, -EPROTO, 0, 0, 0);
