@@ -43,7 +43,7 @@ if command -v flock >/dev/null 2>&1; then
 	lockdir=/run/lock
 	[ -d $lockdir ] && [ -w $lockdir ] || lockdir=/tmp
 	exec 9>$lockdir/gba-emu-hosts.test.lock
-	flock -w 120 9 || fail "another run of this test holds the lock"
+	flock -w 900 9 || fail "another run of this test holds the lock"
 fi
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/gba-hosts-test.XXXXXX") || exit 99

@@ -16,8 +16,10 @@
 #     (test/hosts/net_dead);
 #   - UCX_TLS=gba,self alone: ucx_perftest tag_lat and ucp_put_bw between the
 #     hosts (remote keys through the engine, not shared memory);
-#   - Open MPI across the hosts with a hostfile (2 hosts x 2 slots):
+#   - Open MPI across the hosts with a hostfile (4 hosts x 2 slots):
 #     test/hosts/mpi_hosts over MTL-OFI gba and over PML-UCX gba,self.
+# The fi_gba_* and UCX parts use gba-h0 and gba-h1 (N), the MPI part all
+# HOSTS.
 # Skips (77) where namespaces cannot be made (emu_hosts.sh check); the MPI
 # and UCX parts are skipped (with a line) when mpirun or ucx_perftest is
 # missing.  One run at a time (the lock of test/hosts/emu_hosts.sh).
@@ -26,6 +28,7 @@ top_builddir=${top_builddir:-.}
 B=$(cd "$top_builddir" && pwd)
 emu="sh $top_srcdir/scripts/emu_hosts.sh"
 N=2
+HOSTS=4
 NET=${GBA_HOSTS_NET:-10.77.0}
 start=$(date +%s)
 
@@ -44,7 +47,7 @@ if command -v flock >/dev/null 2>&1; then
 	lockdir=/run/lock
 	[ -d $lockdir ] && [ -w $lockdir ] || lockdir=/tmp
 	exec 9>$lockdir/gba-emu-hosts.test.lock
-	flock -w 120 9 || fail "another run of a hosts test holds the lock"
+	flock -w 900 9 || fail "another run of a hosts test holds the lock"
 fi
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/gba-net-test.XXXXXX") || exit 99
@@ -69,8 +72,8 @@ on() {
 }
 
 $emu down >/dev/null 2>&1 # stale hosts of an earlier run
-step "up $N"
-$emu up $N -d "$DIR" >/dev/null || fail "emu_hosts.sh up $N failed"
+step "up $HOSTS"
+$emu up $HOSTS -d "$DIR" >/dev/null || fail "emu_hosts.sh up $HOSTS failed"
 
 # ranks PROG N_RANKS ARGS -- ENV...: fi_gba_PROG, rank r on host r % N,
 # with ARGS; 0 if all passed (outputs in $tmp/out.RANK)
@@ -177,35 +180,41 @@ if [ -z "$mpirun" ] || ! command -v "$mpirun" >/dev/null 2>&1 ||
 	step "no mpirun or mpi_hosts: the Open MPI checks are skipped"
 else
 	hf=$tmp/hostfile
-	printf "gba-h0 slots=2\ngba-h1 slots=2\n" >"$hf"
-	ompi="--allow-run-as-root --hostfile $hf -np 4 --bind-to none"
+	: >"$hf"
+	h=0
+	while [ $h -lt $HOSTS ]; do
+		echo "gba-h$h slots=2" >>"$hf"
+		h=$((h + 1))
+	done
+	np=$((2 * HOSTS))
+	ompi="--allow-run-as-root --hostfile $hf -np $np --bind-to none"
 	ompi="$ompi --mca oob_tcp_if_include $NET.0/24"
 	xenv="-x FI_PROVIDER_PATH -x LD_LIBRARY_PATH"
 	for v in ASAN_OPTIONS UBSAN_OPTIONS; do
 		eval "[ -n \"\${$v+x}\" ]" && xenv="$xenv -x $v"
 	done
 
-	step "mpi_hosts over MTL-OFI, FI_PROVIDER=gba, 2 hosts x 2"
-	out=$(on gba-h0 $tmo 40 "$mpirun" $ompi --mca pml cm --mca mtl ofi \
-		-x FI_PROVIDER=gba $xenv "$B/test/hosts/mpi_hosts" $N 2>&1)
+	step "mpi_hosts over MTL-OFI, FI_PROVIDER=gba, $HOSTS hosts x 2"
+	out=$(on gba-h0 $tmo 120 "$mpirun" $ompi --mca pml cm --mca mtl ofi \
+		-x FI_PROVIDER=gba $xenv "$B/test/hosts/mpi_hosts" $HOSTS 2>&1)
 	rc=$?
 	echo "$out" | sed 's/^/  /'
 	[ $rc = 0 ] || fail "mpi_hosts over MTL-OFI gba exited with $rc"
-	echo "$out" | grep -q "^mpi_hosts: 4 ranks on $N hosts:" ||
-		fail "mpi_hosts over MTL-OFI gba did not report 4 ranks"
+	echo "$out" | grep -q "^mpi_hosts: $np ranks on $HOSTS hosts:" ||
+		fail "mpi_hosts over MTL-OFI gba did not report $np ranks"
 
 	if [ -f "$B/ucx/uct_gba/.libs/libuct_gba.so" ]; then
-		step "mpi_hosts over PML-UCX, UCX_TLS=gba,self, 2 hosts x 2"
-		out=$(on gba-h0 $tmo 40 "$mpirun" $ompi \
+		step "mpi_hosts over PML-UCX, UCX_TLS=gba,self, $HOSTS hosts x 2"
+		out=$(on gba-h0 $tmo 120 "$mpirun" $ompi \
 			--mca pml ucx --mca pml_ucx_tls any \
 			--mca pml_ucx_devices any --mca osc ^ucx,rdma \
 			-x UCX_TLS=gba,self -x LD_PRELOAD="$pre" $xenv \
-			"$B/test/hosts/mpi_hosts" $N 2>&1)
+			"$B/test/hosts/mpi_hosts" $HOSTS 2>&1)
 		rc=$?
 		echo "$out" | sed 's/^/  /'
 		[ $rc = 0 ] || fail "mpi_hosts over PML-UCX gba exited with $rc"
-		echo "$out" | grep -q "^mpi_hosts: 4 ranks on $N hosts:" ||
-			fail "mpi_hosts over PML-UCX gba did not report 4 ranks"
+		echo "$out" | grep -q "^mpi_hosts: $np ranks on $HOSTS hosts:" ||
+			fail "mpi_hosts over PML-UCX gba did not report $np ranks"
 	fi
 fi
 

@@ -65,7 +65,7 @@ if command -v flock >/dev/null 2>&1; then
 	lockdir=/run/lock
 	[ -d $lockdir ] && [ -w $lockdir ] || lockdir=/tmp
 	exec 9>$lockdir/gba-emu-hosts.test.lock
-	flock -w 300 9 || fail "another run of an emulated-hosts test holds the lock"
+	flock -w 900 9 || fail "another run of an emulated-hosts test holds the lock"
 fi
 start=$(date +%s)	# the time of this run, not of the wait
 
