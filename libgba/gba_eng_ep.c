@@ -94,7 +94,11 @@ int gba_eng_ep_open(const struct gba_eng_ep_attr *attr,
 	if (!ep->ncpus)
 		ep->ncpus = 1;
 
-	ret = gba_eng_net_open(ep, attr->net_addr);
+	ret = gba_eng_net_open(ep, attr->net_addr,
+			       (attr->flags & GBA_ENG_EP_SERVICE) &&
+					       ep->addr.ep_id <= UINT16_MAX
+				       ? ep->addr.ep_id
+				       : 0);
 	if (ret)
 		goto err;
 	gba_eng_ring_reap();

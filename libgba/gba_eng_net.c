@@ -34,6 +34,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -42,7 +43,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
+
+#include <gba/gba_job.h>
 
 #include "gba_backend.h"
 #include "gba_eng_priv.h"
@@ -151,7 +155,30 @@ static void net_log_bad(struct gba_eng_ep *ep, struct gba_eng_conn *c,
 		ep->addr.ep_id, str, why);
 }
 
-int gba_eng_net_open(struct gba_eng_ep *ep, const char *spec)
+/* A listening socket on @addr, port @port (network order): fd or -errno. */
+static int net_listen(const uint8_t addr[16], uint16_t port,
+		      struct sockaddr_storage *ss, socklen_t *lenp)
+{
+	socklen_t len = net_sockaddr(addr, port, ss);
+	int fd, ret, one = 1;
+
+	fd = socket(ss->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+		    0);
+	if (fd < 0)
+		return -errno;
+	/* a service's port again right after its last holder closed */
+	if (port)
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)ss, len) || listen(fd, 128)) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	*lenp = len;
+	return fd;
+}
+
+int gba_eng_net_open(struct gba_eng_ep *ep, const char *spec, uint32_t service)
 {
 	struct sockaddr_storage ss;
 	struct gba_eng_net *net;
@@ -165,17 +192,21 @@ int gba_eng_net_open(struct gba_eng_ep *ep, const char *spec)
 	if (ret)
 		return gba_err_set(ret, "network address %s",
 				   spec ? spec : "(GBA_NET_ADDR)");
-	len = net_sockaddr(addr, 0, &ss);
-	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-		    0);
+	/*
+	 * A service listens on its own number, where other hosts look it up
+	 * (gba_eng_service_lookup); a port taken (another job's endpoint of
+	 * the same service, another program) leaves it findable from this
+	 * host only.
+	 */
+	fd = -EADDRINUSE;
+	if (service && service <= UINT16_MAX)
+		fd = net_listen(addr, htons((uint16_t)service), &ss, &len);
 	if (fd < 0)
-		return gba_err_set(-errno, "TCP listener socket");
-	if (bind(fd, (struct sockaddr *)&ss, len) || listen(fd, 128)) {
-		ret = -errno;
-		close(fd);
+		fd = net_listen(addr, 0, &ss, &len);
+	if (fd < 0) {
 		if (!spec && !getenv("GBA_NET_ADDR"))
 			return 0; /* the default address is not ours: none */
-		return gba_err_set(ret, "TCP listener on the network address");
+		return gba_err_set(fd, "TCP listener on the network address");
 	}
 	len = sizeof(ss);
 	if (getsockname(fd, (struct sockaddr *)&ss, &len)) {
@@ -428,27 +459,26 @@ static struct gba_eng_peer *net_peer_find_add(struct gba_eng_ep *ep,
 	return peer;
 }
 
-/* Connect to @addr (blocking, bounded); the socket or a negative errno. */
-static int net_connect(const struct gba_addr *addr)
+/* Connect to @sa within @ms milliseconds; the (non-blocking) socket or a
+ * negative errno (-ECONNREFUSED, -ETIMEDOUT, ...). */
+static int net_connect_sa(const struct sockaddr *sa, socklen_t len, int ms)
 {
-	struct sockaddr_storage ss;
-	socklen_t len = net_sockaddr(addr->net, addr->port, &ss);
 	struct pollfd pfd;
 	int fd, err = 0;
 	socklen_t elen = sizeof(err);
 
-	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
 		    0);
 	if (fd < 0)
 		return -errno;
-	if (connect(fd, (struct sockaddr *)&ss, len)) {
+	if (connect(fd, sa, len)) {
 		if (errno != EINPROGRESS) {
 			err = errno;
 			goto fail;
 		}
 		pfd.fd = fd;
 		pfd.events = POLLOUT;
-		if (poll(&pfd, 1, GBA_NET_CONNECT_MS) <= 0) {
+		if (poll(&pfd, 1, ms) <= 0) {
 			err = ETIMEDOUT;
 			goto fail;
 		}
@@ -460,6 +490,15 @@ static int net_connect(const struct gba_addr *addr)
 fail:
 	close(fd);
 	return -(err ? err : ECONNREFUSED);
+}
+
+/* Connect to @addr (blocking, bounded); the socket or a negative errno. */
+static int net_connect(const struct gba_addr *addr)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = net_sockaddr(addr->net, addr->port, &ss);
+
+	return net_connect_sa((struct sockaddr *)&ss, len, GBA_NET_CONNECT_MS);
 }
 
 int gba_eng_net_peer_get(struct gba_eng_ep *ep, const struct gba_addr *addr,
@@ -855,10 +894,43 @@ static int net_hello(struct gba_eng_ep *ep, struct gba_eng_conn *c,
 	return 0;
 }
 
+/*
+ * T_WHOIS on a connection of its own: answer with this endpoint's address
+ * if it holds service hdr->tag for job hdr->data, else -ENOENT; the
+ * connection then closes (-ECONNABORTED: quietly).  The answer is 112
+ * bytes on a fresh connection: the socket takes it at once, or the asker
+ * reads nothing and says so.
+ */
+static int net_whois(struct gba_eng_ep *ep, struct gba_eng_conn *c,
+		     const struct gba_net_hdr *hdr)
+{
+	struct {
+		struct gba_net_hdr hdr;
+		struct gba_addr addr;
+	} ans;
+
+	memset(&ans, 0, sizeof(ans));
+	ans.hdr.magic = GBA_NET_MAGIC;
+	ans.hdr.type = GBA_NET_T_RESP;
+	ans.hdr.tag = hdr->tag;
+	if (hdr->len || !ep->service || hdr->tag != ep->addr.ep_id ||
+	    hdr->data != gba_job_id()) {
+		ans.hdr.status = -ENOENT;
+	} else {
+		ans.hdr.len = sizeof(ans.addr);
+		ans.addr = ep->addr;
+	}
+	(void)!send(c->fd, &ans, sizeof(ans.hdr) + ans.hdr.len,
+		    MSG_NOSIGNAL | MSG_DONTWAIT);
+	return -ECONNABORTED;
+}
+
 /* Execute one whole frame of @c.  0, or -EPROTO (close the connection). */
 static int net_frame(struct gba_eng_ep *ep, struct gba_eng_conn *c,
 		     const struct gba_net_hdr *hdr, const uint8_t *payload)
 {
+	if (!c->peer && !c->hello && hdr->type == GBA_NET_T_WHOIS)
+		return net_whois(ep, c, hdr);
 	if (!c->peer)
 		return net_hello(ep, c, hdr, payload);
 	switch (hdr->type) {
@@ -942,6 +1014,8 @@ static int conn_read(struct gba_eng_ep *ep, struct gba_eng_conn *c)
 					c->rbuf + off + sizeof(hdr));
 			if (!ret && c->broken)
 				return -EPIPE;
+			if (ret == -ECONNABORTED)
+				return -EPIPE; /* done with (T_WHOIS) */
 			if (ret) {
 				net_log_bad(ep, c,
 					    ret == -EPROTO ? "protocol error"
@@ -1069,4 +1143,117 @@ int gba_eng_net_progress(struct gba_eng_ep *ep)
 		net_accept(ep);
 	conn_sweep(ep);
 	return n;
+}
+
+/* ---- Services of other hosts ---------------------------------------------
+ */
+
+/* Milliseconds left until @deadline (ns), at least 1 while not past it. */
+static int ms_left(uint64_t deadline)
+{
+	uint64_t now = gba_now_ns();
+
+	if (now >= deadline)
+		return 0;
+	return (int)((deadline - now + 999999) / 1000000);
+}
+
+/* Read @len bytes of @fd into @buf by @deadline: 0, -ETIMEDOUT, -EPROTO. */
+static int read_by(int fd, void *buf, size_t len, uint64_t deadline)
+{
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+	size_t got = 0;
+	ssize_t r;
+
+	while (got < len) {
+		r = recv(fd, (char *)buf + got, len - got, MSG_DONTWAIT);
+		if (r > 0) {
+			got += (size_t)r;
+			continue;
+		}
+		if (r == 0 ||
+		    (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+			return -EPROTO; /* closed before a whole answer */
+		if (!ms_left(deadline) || poll(&pfd, 1, ms_left(deadline)) < 0)
+			return -ETIMEDOUT;
+	}
+	return 0;
+}
+
+/* Ask the endpoint listening at @fd who it is (T_WHOIS). */
+static int whois(int fd, uint32_t service, uint64_t deadline,
+		 struct gba_addr *addr)
+{
+	struct gba_net_hdr hdr;
+
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.magic = GBA_NET_MAGIC;
+	hdr.type = GBA_NET_T_WHOIS;
+	hdr.tag = service;
+	hdr.data = gba_job_id();
+	if (send(fd, &hdr, sizeof(hdr), MSG_NOSIGNAL) != sizeof(hdr))
+		return -EPROTO;
+	if (read_by(fd, &hdr, sizeof(hdr), deadline))
+		return ms_left(deadline) ? -EPROTO : -ETIMEDOUT;
+	if (hdr.magic != GBA_NET_MAGIC || hdr.type != GBA_NET_T_RESP ||
+	    hdr.tag != service)
+		return -EPROTO;
+	if (hdr.status)
+		return hdr.status == -ENOENT ? -ENOENT : -EPROTO;
+	if (hdr.len != sizeof(*addr) ||
+	    read_by(fd, addr, sizeof(*addr), deadline) ||
+	    !gba_addr_valid(addr, sizeof(*addr)) || addr->ep_id != service)
+		return -EPROTO;
+	return 0;
+}
+
+int gba_eng_service_lookup(const char *node, uint32_t service, int timeout_ms,
+			   struct gba_addr *addr)
+{
+	struct addrinfo hints, *res, *ai;
+	struct timespec pause = {0, 100000000};
+	uint64_t deadline;
+	char port[8];
+	int fd, ret;
+
+	if (!node || !*node || !service || service > UINT16_MAX ||
+	    timeout_ms < 0 || !addr)
+		return -EINVAL;
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_socktype = SOCK_STREAM;
+	snprintf(port, sizeof(port), "%u", (unsigned)service);
+	ret = getaddrinfo(node, port, &hints, &res);
+	if (ret)
+		return gba_err_set(-EHOSTUNREACH, "host %s: %s", node,
+				   gai_strerror(ret));
+	deadline = gba_now_ns() + (uint64_t)timeout_ms * 1000000ULL;
+	for (;;) {
+		fd = -EHOSTUNREACH;
+		for (ai = res; ai && fd < 0; ai = ai->ai_next)
+			fd = net_connect_sa(
+				ai->ai_addr, ai->ai_addrlen,
+				ms_left(deadline) ? ms_left(deadline) : 1);
+		/* refused: the endpoint may not be open yet */
+		if (fd >= 0 || fd != -ECONNREFUSED || !ms_left(deadline))
+			break;
+		nanosleep(&pause, NULL);
+	}
+	freeaddrinfo(res);
+	if (fd < 0)
+		return gba_err_set(-EHOSTUNREACH,
+				   "service %u of host %s: TCP connect: %s",
+				   (unsigned)service, node, strerror(-fd));
+	ret = whois(fd, service, deadline, addr);
+	close(fd);
+	if (ret == -ENOENT)
+		return gba_err_set(ret,
+				   "service %u of host %s: the endpoint there "
+				   "is not of this job (GBA_JOB)",
+				   (unsigned)service, node);
+	if (ret)
+		return gba_err_set(ret, "service %u of host %s: %s",
+				   (unsigned)service, node,
+				   ret == -EPROTO ? "not a gba endpoint"
+						  : strerror(-ret));
+	return 0;
 }

@@ -9,6 +9,11 @@
  * compile time).  The connecting side first sends T_HELLO with its own
  * address and the address it means to reach; the accepting side checks
  * the latter is its endpoint and closes the connection otherwise.
+ * Or, on a connection of its own, T_WHOIS: the caller names a service
+ * (tag) of its job (data), and the accepting endpoint, if it holds that
+ * service for that job, answers T_RESP with its struct gba_addr (status
+ * 0), else T_RESP with status -ENOENT; then it closes the connection
+ * (gba_eng_service_lookup, fabtests' node/service mode across hosts).
  */
 #ifndef GBA_ENG_WIRE_H
 #define GBA_ENG_WIRE_H
@@ -34,6 +39,8 @@ enum gba_net_type {
 				operands (+ compare values) */
 	GBA_NET_T_RESP,	     /* answer to op: status, payload: the bytes
 				read or the old values */
+	GBA_NET_T_WHOIS,     /* no payload: tag the service, data the
+				caller's job */
 };
 
 /* hdr.xflags */

@@ -150,6 +150,9 @@ void gba_params_free(void);
 #define GBA_RX_SIZE 1024    /* operations per rx context */
 #define GBA_CQ_DATA_SIZE 8  /* bytes of remote CQ data */
 #define GBA_MAX_ERR_DATA 64 /* bytes of err_data per error entry */
+/* how long fi_getinfo/fi_av_insertsvc look for a service on another host
+ * (milliseconds; its endpoint may not be open yet) */
+#define GBA_LOOKUP_MS 5000
 #define GBA_CQ_CNT 1024	    /* CQs per domain */
 #define GBA_CNTR_CNT 1024   /* counters per domain */
 #define GBA_EP_CNT 1024	    /* endpoints per domain */

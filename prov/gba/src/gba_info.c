@@ -108,10 +108,10 @@ static int gba_parse_u32(const char *s, const char *end, uint32_t *val)
 }
 
 /*
- * gba_resolve - node/service to address (see gba_prov.h).  The only host
- * that can be named by a host name is this one (the fabric is host-local
- * until the peer data path exists); other hosts are named by the full
- * "gba://" form.  Returns 0 or -FI_EINVAL.
+ * gba_resolve - node/service to address (see gba_prov.h).  The host a
+ * source address names by host name is this one; a destination on
+ * another host is looked up there by gba_resolve_dest, or named by the
+ * full "gba://" form.  Returns 0 or -FI_EINVAL.
  */
 int gba_resolve(const char *node, const char *service, struct gba_addr *addr)
 {
@@ -153,16 +153,51 @@ int gba_resolve(const char *node, const char *service, struct gba_addr *addr)
 }
 
 /*
+ * A destination on another host: the endpoint of this job that holds
+ * service @service there (gba_eng_service_lookup: it listens on that TCP
+ * port), within GBA_LOOKUP_MS.  0, -FI_EINVAL (not a service number) or
+ * -FI_ENODATA (nothing found there, with a warning saying why).
+ */
+static int gba_resolve_remote(const char *node, const char *service,
+			      struct gba_addr *addr)
+{
+	uint32_t ep;
+	int ret;
+
+	if (!service || !*service || strchr(service, '/') ||
+	    gba_parse_u32(service, service + strlen(service), &ep) || !ep ||
+	    ep > UINT16_MAX) {
+		FI_INFO(&gba_prov, FI_LOG_CORE,
+			"node %s is another host: name its endpoint by a "
+			"service number (1..65535) or a gba:// address\n",
+			node);
+		return -FI_EINVAL;
+	}
+	ret = gba_eng_service_lookup(node, ep, GBA_LOOKUP_MS, addr);
+	if (ret)
+		return GBA_WARN_RET(FI_LOG_CORE, -FI_ENODATA,
+				    "node %s service %s: %s\n", node, service,
+				    gba_last_error(ret));
+	return 0;
+}
+
+/*
  * gba_resolve_dest - gba_resolve for a destination: a service "<ep>"
  * without a process names the endpoint of this job that holds service
  * <ep> on this host (fabtests' node/service mode; gba_eng_ep_find), else
- * this process's endpoint <ep>.  Returns 0, -FI_EINVAL or the error of
- * the lookup.
+ * this process's endpoint <ep>; on another host, the endpoint that holds
+ * it there (gba_resolve_remote).  Returns 0, -FI_EINVAL, -FI_ENODATA or
+ * the error of the lookup.
  */
 int gba_resolve_dest(const char *node, const char *service,
 		     struct gba_addr *addr)
 {
-	int ret = gba_resolve(node, service, addr);
+	int ret;
+
+	if (node && *node && strncmp(node, "gba://", 6) &&
+	    !gba_is_local_host(node))
+		return gba_resolve_remote(node, service, addr);
+	ret = gba_resolve(node, service, addr);
 
 	if (ret || !service || !*service || strchr(service, '/') ||
 	    (node && !strncmp(node, "gba://", 6)))
@@ -634,8 +669,9 @@ static struct fi_info *gba_info_alloc(uint32_t version,
 						    : GBA_MAX_MSG_SIZE;
 	/* 64-bit tags, any layout: the application's format is kept */
 	info->ep_attr->mem_tag_format =
-		he && he->mem_tag_format ? he->mem_tag_format
-					    : 0xaaaaaaaaaaaaaaaaULL; /* FI_TAG_GENERIC */
+		he && he->mem_tag_format
+			? he->mem_tag_format
+			: 0xaaaaaaaaaaaaaaaaULL; /* FI_TAG_GENERIC */
 	info->ep_attr->tx_ctx_cnt = 1;
 	info->ep_attr->rx_ctx_cnt = 1;
 
