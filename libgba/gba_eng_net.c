@@ -1207,52 +1207,41 @@ static int whois(int fd, uint32_t service, uint64_t deadline,
 	return 0;
 }
 
-int gba_eng_service_lookup(const char *node, uint32_t service, int timeout_ms,
+int gba_eng_service_lookup(const struct gba_addr *svc, int timeout_ms,
 			   struct gba_addr *addr)
 {
-	struct addrinfo hints, *res, *ai;
 	struct timespec pause = {0, 100000000};
+	struct sockaddr_storage ss;
+	char str[GBA_ADDR_STRLEN];
 	uint64_t deadline;
-	char port[8];
+	socklen_t len;
 	int fd, ret;
 
-	if (!node || !*node || !service || service > UINT16_MAX ||
-	    timeout_ms < 0 || !addr)
+	if (!svc || !gba_addr_is_service(svc) || timeout_ms < 0 || !addr)
 		return -EINVAL;
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_socktype = SOCK_STREAM;
-	snprintf(port, sizeof(port), "%u", (unsigned)service);
-	ret = getaddrinfo(node, port, &hints, &res);
-	if (ret)
-		return gba_err_set(-EHOSTUNREACH, "host %s: %s", node,
-				   gai_strerror(ret));
+	gba_addr_str(svc, str, sizeof(str));
+	len = net_sockaddr(svc->net, svc->port, &ss);
 	deadline = gba_now_ns() + (uint64_t)timeout_ms * 1000000ULL;
 	for (;;) {
-		fd = -EHOSTUNREACH;
-		for (ai = res; ai && fd < 0; ai = ai->ai_next)
-			fd = net_connect_sa(
-				ai->ai_addr, ai->ai_addrlen,
-				ms_left(deadline) ? ms_left(deadline) : 1);
+		fd = net_connect_sa((struct sockaddr *)&ss, len,
+				    ms_left(deadline) ? ms_left(deadline) : 1);
 		/* refused: the endpoint may not be open yet */
-		if (fd >= 0 || fd != -ECONNREFUSED || !ms_left(deadline))
+		if (fd != -ECONNREFUSED || !ms_left(deadline))
 			break;
 		nanosleep(&pause, NULL);
 	}
-	freeaddrinfo(res);
 	if (fd < 0)
-		return gba_err_set(-EHOSTUNREACH,
-				   "service %u of host %s: TCP connect: %s",
-				   (unsigned)service, node, strerror(-fd));
-	ret = whois(fd, service, deadline, addr);
+		return gba_err_set(-EHOSTUNREACH, "service %s: TCP connect: %s",
+				   str, strerror(-fd));
+	ret = whois(fd, svc->ep_id, deadline, addr);
 	close(fd);
 	if (ret == -ENOENT)
 		return gba_err_set(ret,
-				   "service %u of host %s: the endpoint there "
-				   "is not of this job (GBA_JOB)",
-				   (unsigned)service, node);
+				   "service %s: the endpoint there is not "
+				   "of this job (GBA_JOB)",
+				   str);
 	if (ret)
-		return gba_err_set(ret, "service %u of host %s: %s",
-				   (unsigned)service, node,
+		return gba_err_set(ret, "service %s: %s", str,
 				   ret == -EPROTO ? "not a gba endpoint"
 						  : strerror(-ret));
 	return 0;

@@ -119,6 +119,26 @@ uint64_t gba_addr_hash(const struct gba_addr *addrs, size_t count,
 uint64_t gba_host_id(void);
 
 /*
+ * gba_addr_service - a service address: service @service (1..65535) of
+ * host @node (a host name or a numeric address) of another host, into
+ * @addr: pid 0, host_id 0, ep_id @service, net @node's address (IPv4
+ * first), port @service (network order).  It names an endpoint by host
+ * and service before its identity is known; gba_eng_service_lookup asks
+ * that host for the identity (an AV insert does).  Nothing is contacted
+ * here.  Returns 0, -EINVAL (bad arguments), -EHOSTUNREACH (@node does
+ * not resolve).
+ */
+int gba_addr_service(const char *node, uint32_t service,
+		     struct gba_addr *addr);
+
+/* Whether @addr is a service address (gba_addr_service). */
+static inline int gba_addr_is_service(const struct gba_addr *addr)
+{
+	return !addr->pid && !addr->host_id && addr->port &&
+	       addr->ep_id && addr->ep_id <= 0xffff;
+}
+
+/*
  * gba_net_local - this process's network address for other hosts (the
  * engine's TCP listeners bind to it), into @net (16 bytes, IPv6 or
  * IPv4-mapped): from @spec when not NULL, else GBA_NET_ADDR, else the

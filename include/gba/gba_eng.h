@@ -336,22 +336,22 @@ void gba_eng_ep_close(struct gba_eng_ep *ep);
 int gba_eng_ep_find(uint32_t ep_id, struct gba_addr *addr);
 
 /*
- * gba_eng_service_lookup - the address of the endpoint that holds service
- * @service (1..65535) for this job on the host @node (a host name or a
- * numeric IPv4/IPv6 address) of another host: how a host and service
- * name a peer there when no address was exchanged (fabtests'
+ * gba_eng_service_lookup - the address of the endpoint that holds the
+ * service @svc names (a service address of another host, made by
+ * gba_addr_service from a host and service number): how a host and
+ * service name a peer there when no address was exchanged (fabtests'
  * "-s HOST SERVER" across hosts).  Such an endpoint listens on TCP port
- * @service of its network address (doc/design.md section 9); the
- * lookup connects to it, asks (T_WHOIS with this process's job key) and
- * reads the answer.  A refused connection is tried again every 100 ms
- * until @timeout_ms (milliseconds, >= 0) has passed: the peer may not
- * have opened its endpoint yet.  Blocking; not for a hot path.
- * Returns 0, -EINVAL (bad argument), -EHOSTUNREACH (@node does not
- * resolve, or nothing listens there in time), -ENOENT (the port's
- * endpoint does not hold that service for this job), -ETIMEDOUT (no
- * answer in time), -EPROTO (not a gba endpoint).
+ * <service> of its network address (doc/design.md section 9); the lookup
+ * connects to it, asks (T_WHOIS with this process's job key) and reads
+ * the answer, which that endpoint's progress gives.  A refused
+ * connection is tried again every 100 ms until @timeout_ms (milliseconds,
+ * >= 0) has passed: the peer may not have opened its endpoint yet.
+ * Blocking; not for a hot path.  Returns 0, -EINVAL (@svc is not a
+ * service address), -EHOSTUNREACH (nothing listens there in time),
+ * -ENOENT (the port's endpoint does not hold that service for this job),
+ * -ETIMEDOUT (no answer in time), -EPROTO (not a gba endpoint).
  */
-int gba_eng_service_lookup(const char *node, uint32_t service, int timeout_ms,
+int gba_eng_service_lookup(const struct gba_addr *svc, int timeout_ms,
 			   struct gba_addr *addr);
 
 /* An endpoint's receive queue as gba_eng_ep_list() finds it. */

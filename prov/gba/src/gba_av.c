@@ -186,6 +186,38 @@ static int gba_av_complete(struct gba_av *av, size_t nok, void *context)
  * to the EQ), -FI_EINVAL, -FI_EBADFLAGS, -FI_ENOEQ (FI_EVENT AV without
  * a bound EQ).  Invalid addresses fail individually with FI_EINVAL.
  */
+/*
+ * Is the (unaligned) address @p a service address of another host
+ * (fi_getinfo's destination for a host and service there)?  If so, it is
+ * copied into @svc.
+ */
+static bool gba_av_service(const void *p, struct gba_addr *svc)
+{
+	memcpy(svc, p, sizeof(*svc));
+	return gba_addr_is_service(svc);
+}
+
+/*
+ * Ask the host of service address @addr (address @i of the call) for the
+ * endpoint's identity, into @addr, with the AV unlocked (the lookup waits
+ * for the peer, up to GBA_LOOKUP_MS).  0 or -FI_EHOSTUNREACH.
+ */
+static int gba_av_ask_service(struct gba_av *av, size_t i,
+			      struct gba_addr *addr)
+{
+	struct gba_addr svc = *addr;
+	int ret;
+
+	gba_lock_release(&av->lock);
+	ret = gba_eng_service_lookup(&svc, GBA_LOOKUP_MS, addr);
+	gba_lock_acquire(&av->lock);
+	if (ret)
+		return GBA_WARN_RET(FI_LOG_AV, -FI_EHOSTUNREACH,
+				    "fi_av_insert: address %zu: %s\n", i,
+				    gba_last_error(ret));
+	return 0;
+}
+
 static int gba_av_insert(struct fid_av *av_fid, const void *addr, size_t count,
 			 fi_addr_t *fi_addr, uint64_t flags, void *context)
 {
@@ -226,6 +258,7 @@ static int gba_av_insert(struct fid_av *av_fid, const void *addr, size_t count,
 
 	gba_lock_acquire(&av->lock);
 	for (i = 0; i < count; i++, p += sizeof(struct gba_addr)) {
+		struct gba_addr found;
 		const char *why;
 
 		if (gba_addr_check(p, sizeof(struct gba_addr), &why)) {
@@ -233,6 +266,10 @@ static int gba_av_insert(struct fid_av *av_fid, const void *addr, size_t count,
 			FI_WARN(&gba_prov, FI_LOG_AV,
 				"fi_av_insert: address %zu refused: %s\n", i,
 				why);
+		} else if (gba_av_service(p, &found)) {
+			ret = gba_av_ask_service(av, i, &found);
+			if (!ret)
+				ret = gba_av_insert_one(av, &found, &tmp);
 		} else {
 			ret = gba_av_insert_one(av, p, &tmp);
 		}

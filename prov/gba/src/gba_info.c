@@ -153,10 +153,11 @@ int gba_resolve(const char *node, const char *service, struct gba_addr *addr)
 }
 
 /*
- * A destination on another host: the endpoint of this job that holds
- * service @service there (gba_eng_service_lookup: it listens on that TCP
- * port), within GBA_LOOKUP_MS.  0, -FI_EINVAL (not a service number) or
- * -FI_ENODATA (nothing found there, with a warning saying why).
+ * A destination on another host: service @service of host @node, as a
+ * service address (gba_addr_service; nothing is contacted here: the peer
+ * may not progress until it hears from us).  fi_av_insert asks that host
+ * for the endpoint's identity.  0, -FI_EINVAL (not a service number) or
+ * -FI_ENODATA (@node does not resolve).
  */
 static int gba_resolve_remote(const char *node, const char *service,
 			      struct gba_addr *addr)
@@ -173,7 +174,7 @@ static int gba_resolve_remote(const char *node, const char *service,
 			node);
 		return -FI_EINVAL;
 	}
-	ret = gba_eng_service_lookup(node, ep, GBA_LOOKUP_MS, addr);
+	ret = gba_addr_service(node, ep, addr);
 	if (ret)
 		return GBA_WARN_RET(FI_LOG_CORE, -FI_ENODATA,
 				    "node %s service %s: %s\n", node, service,
