@@ -863,6 +863,116 @@ Test(fab, open_close_addresses)
 
 /* ---- Loopback: everything to the endpoint itself (one process) ---------- */
 
+/*
+ * Services of another host by host and service (gba_addr_service,
+ * gba_eng_service_lookup; here the "other host" is this one's network
+ * address): a child holds service @arg (its TCP listener on that port)
+ * and progresses until the parent is through.
+ */
+static void svc_child(struct shared *sh, int arg)
+{
+	struct gba_addr a;
+	struct gba_eng_ep_attr attr = {.ops = &fe_ops, .addr = &a,
+				       .flags = GBA_ENG_EP_SERVICE};
+	struct fe fe;
+
+	CHKEQ(gba_addr_init_local(&a), 0);
+	a.ep_id = (uint32_t)arg;
+	memset(&fe, 0, sizeof(fe));
+	attr.ctx = &fe;
+	CHKEQ(gba_eng_ep_open(&attr, &fe.ep), 0);
+	sh->addr[0] = *gba_eng_ep_addr(fe.ep);
+	atomic_store(&sh->ready[0], 1);
+	C_SPIN(&fe, atomic_load(&sh->phase) == 1);
+	gba_eng_ep_close(fe.ep);
+}
+
+/* A listener that answers a T_WHOIS with garbage (not a gba endpoint). */
+static void svc_garbage_child(struct shared *sh, int arg)
+{
+	struct sockaddr_in in;
+	char buf[256];
+	int fd = socket(AF_INET, SOCK_STREAM, 0), c;
+
+	(void)arg;
+	CHK(fd >= 0);
+	memset(&in, 0, sizeof(in));
+	in.sin_family = AF_INET;
+	memcpy(&in.sin_addr, sh->addr[1].net + 12, 4);
+	in.sin_port = sh->addr[1].port;
+	CHKEQ(bind(fd, (struct sockaddr *)&in, sizeof(in)), 0);
+	CHKEQ(listen(fd, 4), 0);
+	atomic_store(&sh->ready[1], 1);
+	c = accept(fd, NULL, NULL);
+	CHK(c >= 0);
+	memset(buf, 0x5a, sizeof(buf));
+	CHK(read(c, buf, 64) > 0);
+	CHK(write(c, buf, sizeof(buf)) > 0);
+	close(c);
+	close(fd);
+}
+
+Test(fab, service_lookup_of_another_host)
+{
+	struct shared *sh = shared_new();
+	struct gba_addr self, svc, got;
+	char host[16];
+	uint16_t port;
+	int ret;
+
+	cr_assert_eq(gba_addr_init_local(&self), 0);
+	if (gba_net_local(NULL, self.net)) {
+		cr_skip_test("no network address here (GBA_NET_ADDR)");
+		return;
+	}
+	cr_assert(self.net[10] == 0xff && self.net[11] == 0xff,
+		  "the default network address is IPv4 here");
+	snprintf(host, sizeof(host), "%u.%u.%u.%u", self.net[12],
+		 self.net[13], self.net[14], self.net[15]);
+	self.port = htons(1);
+
+	/* bad arguments, a host that does not resolve */
+	cr_assert_eq(gba_addr_service(NULL, 9228, &svc), -EINVAL);
+	cr_assert_eq(gba_addr_service(host, 0, &svc), -EINVAL);
+	cr_assert_eq(gba_addr_service(host, 65536, &svc), -EINVAL);
+	cr_assert_eq(gba_addr_service("no-such-host.invalid", 9228, &svc),
+		     -EHOSTUNREACH);
+	cr_assert_eq(gba_eng_service_lookup(&self, 100, &got), -EINVAL,
+		     "an endpoint's own address is not a service address");
+
+	/* a service nobody holds: refused until the timeout */
+	port = ntohs(closed_port(&self));
+	cr_assert_eq(gba_addr_service(host, port, &svc), 0);
+	cr_assert(gba_addr_is_service(&svc));
+	cr_assert_eq(svc.ep_id, port);
+	cr_assert_eq(svc.port, htons(port));
+	cr_assert_eq(gba_eng_service_lookup(&svc, 300, &got), -EHOSTUNREACH);
+
+	/* a live endpoint holding it: its whole address */
+	kid("service holder", svc_child, sh, port);
+	P_SPIN(NULL, atomic_load(&sh->ready[0]));
+	ret = gba_eng_service_lookup(&svc, 5000, &got);
+	cr_assert_eq(ret, 0, "lookup: %s", gba_last_error(ret));
+	cr_assert(gba_addr_equal(&got, &sh->addr[0]));
+	cr_assert_eq(got.port, htons(port), "it listens on its service");
+	cr_assert_neq(got.pid, 0);
+
+	/* its port, another service number: not held there */
+	svc.ep_id = port == 65535 ? 1 : port + 1u;
+	cr_assert_eq(gba_eng_service_lookup(&svc, 2000, &got), -ENOENT);
+	atomic_store(&sh->phase, 1);
+	kids_wait();
+
+	/* not a gba endpoint */
+	port = ntohs(closed_port(&self));
+	cr_assert_eq(gba_addr_service(host, port, &sh->addr[1]), 0);
+	kid("garbage listener", svc_garbage_child, sh, 0);
+	P_SPIN(NULL, atomic_load(&sh->ready[1]));
+	cr_assert_eq(gba_eng_service_lookup(&sh->addr[1], 2000, &got),
+		     -EPROTO);
+	kids_wait();
+}
+
 Test(fab, loopback)
 {
 	struct fe a, s;
