@@ -8,6 +8,8 @@
 #     run);
 #   - the same with GBA_NET_ADDR=none must fail (the peer unreachable):
 #     the first run did go between hosts;
+#   - fi_info with another host's node and service (a service address,
+#     fi_getinfo; fabtests' "-s HOST SERVER" mode);
 #   - fi_gba_barrier, 2 ranks per host: a set on several hosts runs its
 #     barrier in software over the engine (a device group reaches one
 #     host), every release checked;
@@ -124,6 +126,18 @@ grep -h "No route to host" "$tmp/out.0" "$tmp/out.1" | head -n 1 |
 step "fi_gba_barrier, 2 ranks per host (software barrier across hosts)"
 ranks barrier 4 -I 100 || { cat "$tmp"/out.[0-3]; fail "fi_gba_barrier across hosts"; }
 sed 's/^/  /' "$tmp/out.0"
+
+step "fi_info -p gba -n gba-h0 -P 9228 in gba-h1: a service of another host"
+fi_info=${FI_INFO:-fi_info}
+if command -v "$fi_info" >/dev/null 2>&1; then
+	out=$(on gba-h1 $tmo 20 "$fi_info" -p gba -n gba-h0 -P 9228 2>&1) ||
+		fail "fi_info with another host's node and service: $out"
+	echo "$out" | grep -q "provider: gba" ||
+		fail "fi_info listed no gba for gba-h0:9228: $out"
+	echo "  $(echo "$out" | grep -c "provider: gba") gba entries"
+else
+	echo "  no fi_info: skipped"
+fi
 
 step "a peer on another host killed with operations outstanding"
 mkdir "$tmp/dead" && chmod 777 "$tmp/dead"
