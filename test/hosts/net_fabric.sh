@@ -130,7 +130,12 @@ sed 's/^/  /' "$tmp/out.0"
 step "fi_info -p gba -n gba-h0 -P 9228 in gba-h1: a service of another host"
 fi_info=${FI_INFO:-fi_info}
 if command -v "$fi_info" >/dev/null 2>&1; then
-	out=$(on gba-h1 $tmo 20 "$fi_info" -p gba -n gba-h0 -P 9228 2>&1) ||
+	# stock fi_info loading a sanitized provider: the runtimes first
+	san=
+	[ -n "$GBA_SAN_PRELOAD" ] &&
+		san="LD_PRELOAD=$(echo "$GBA_SAN_PRELOAD" | tr ' ' ':')"
+	out=$(on gba-h1 $san $tmo 20 "$fi_info" -p gba -n gba-h0 -P 9228 \
+		2>&1) ||
 		fail "fi_info with another host's node and service: $out"
 	echo "$out" | grep -q "provider: gba" ||
 		fail "fi_info listed no gba for gba-h0:9228: $out"
