@@ -150,6 +150,15 @@ void gba_params_free(void);
 #define GBA_RX_SIZE 1024    /* operations per rx context */
 #define GBA_CQ_DATA_SIZE 8  /* bytes of remote CQ data */
 #define GBA_MAX_ERR_DATA 64 /* bytes of err_data per error entry */
+/*
+ * FI_GBA_EAGER_SIZE's default: messages up to 8 KiB are copied through the
+ * receiver's queue (in two or three slots), larger ones read by the
+ * receiver from the sender's memory (one copy).  Above 8 KiB the two
+ * copies cost more than the one when the two processes' caches are apart
+ * (16 KiB: 1.6-2.0x libfabric's shm with copies, 0.8-0.9x with one copy),
+ * while with a shared cache both are about shm's (design.md section 4).
+ */
+#define GBA_EAGER_SIZE_DEF 8192
 /* how long fi_getinfo/fi_av_insertsvc look for a service on another host
  * (milliseconds; its endpoint may not be open yet) */
 #define GBA_LOOKUP_MS 5000

@@ -17,7 +17,7 @@ struct gba_params gba_params = {
 	.eq_size = GBA_EQ_DEF_SIZE,
 	.barrier_timeout_ms = -1,
 	.progress = FI_PROGRESS_MANUAL,
-	.eager_size = GBA_ENG_EAGER_MAX,
+	.eager_size = GBA_EAGER_SIZE_DEF,
 };
 
 /*
@@ -85,7 +85,7 @@ void gba_params_define(void)
 		"once); larger messages are read by the receiver from the "
 		"sender's memory with cross-memory attach.  Up to %d: one "
 		"slot only (default: %d, max %d)",
-		GBA_ENG_INLINE, GBA_ENG_INLINE, GBA_ENG_EAGER_MAX,
+		GBA_ENG_INLINE, GBA_ENG_INLINE, GBA_EAGER_SIZE_DEF,
 		GBA_ENG_EAGER_MAX);
 	fi_param_define(
 		&gba_prov, "net_addr", FI_PARAM_STRING,
