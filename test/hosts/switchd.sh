@@ -26,6 +26,10 @@
 #   4. all 32 groups in use across 8 hosts (each host a member of each),
 #      barriers on each, the 33rd join gets -ENOSPC: also shows that the
 #      groups of steps 2 and 3 were reclaimed;
+#   4b. the provider through the switch (fabtests/fi_gba_group_exhaust,
+#      FI_GBA_DEVICE): 32 collectives on 32 groups of gba_switchd, the
+#      33rd's barrier in software, a freed group taken again, sets of 708
+#      and 709 members;
 #   5. one 708-member group over 8 hosts (2 processes x 44-45 members per
 #      host), SWITCHD_ITERS barriers (default 300) with the early-release
 #      check;
@@ -333,6 +337,22 @@ expect_ok "32 groups"
 grep -q "^extra join: -28 " "$tmp/out.0" ||
 	fail "the 33rd join did not get -ENOSPC: $(cat "$tmp/out.0")"
 echo "  $(grep '^extra join' "$tmp/out.0")"
+
+step "4b. the provider through the switch: 32 groups, the 33rd in software"
+export GBA_JOB=switchd-4b
+ex=$top_builddir/fabtests/fi_gba_group_exhaust
+if [ -x "$ex" ]; then
+	out=$(on gba-h1 env GBA_DEVICE= FI_GBA_DEVICE=$GBA_DEVICE \
+		FI_PROVIDER_PATH=${FI_PROVIDER_PATH:-$top_builddir/prov/gba/.libs} \
+		timeout 120 "$ex" 2>&1) ||
+		fail "fi_gba_group_exhaust through gba_switchd: $out"
+	echo "$out" | tail -2 | sed 's/^/  /'
+	n32=$(grep -c "group [0-9]* allocated: 1 members" "$tmp/switchd.log")
+	[ "$n32" -ge 32 ] ||
+		fail "fi_gba_group_exhaust: $n32 one-member groups of gba_switchd, want 32"
+else
+	echo "  fi_gba_group_exhaust not built: skipped"
+fi
 
 step "5. 708 members over $N hosts, $ITERS barriers"
 export GBA_JOB=switchd-5
