@@ -18,33 +18,17 @@
 # sshd: emu_hosts.sh check).  Any emulated hosts left by an earlier run
 # are torn down first; two runs of this test wait for each other.
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$top_srcdir/test/hosts/hosts_lib.sh"
 bindir=${top_builddir:-.}/test/hosts
-emu="sh $top_srcdir/scripts/emu_hosts.sh"
 N=3
 NET=${GBA_HOSTS_NET:-10.77.0}
-start=$(date +%s)
-
-# step TITLE: a section header with the seconds since the start
-step() {
-	echo "== $* (at $(($(date +%s) - start)) s)"
-}
-
-fail() {
-	echo "FAIL: $*"
-	exit 1
-}
 
 $emu check
 rc=$?
 [ $rc = 0 ] || exit 77
 
 # one run at a time on the machine (the host names and addresses are fixed)
-if command -v flock >/dev/null 2>&1; then
-	lockdir=/run/lock
-	[ -d $lockdir ] && [ -w $lockdir ] || lockdir=/tmp
-	exec 9>$lockdir/gba-emu-hosts.test.lock
-	flock -w 900 9 || fail "another run of this test holds the lock"
-fi
+hosts_lock
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/gba-hosts-test.XXXXXX") || exit 99
 DIR=$tmp/hosts

@@ -26,31 +26,16 @@
 # and UCX parts are skipped (with a line) when mpirun or ucx_perftest is
 # missing.  One run at a time (the lock of test/hosts/emu_hosts.sh).
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$top_srcdir/test/hosts/hosts_lib.sh"
 top_builddir=${top_builddir:-.}
 B=$(cd "$top_builddir" && pwd)
-emu="sh $top_srcdir/scripts/emu_hosts.sh"
 N=2
 HOSTS=4
 NET=${GBA_HOSTS_NET:-10.77.0}
-start=$(date +%s)
-
-step() {
-	echo "== $* (at $(($(date +%s) - start)) s)"
-}
-
-fail() {
-	echo "FAIL: $*"
-	exit 1
-}
 
 $emu check || exit 77
 
-if command -v flock >/dev/null 2>&1; then
-	lockdir=/run/lock
-	[ -d $lockdir ] && [ -w $lockdir ] || lockdir=/tmp
-	exec 9>$lockdir/gba-emu-hosts.test.lock
-	flock -w 900 9 || fail "another run of a hosts test holds the lock"
-fi
+hosts_lock
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/gba-net-test.XXXXXX") || exit 99
 chmod 755 "$tmp"

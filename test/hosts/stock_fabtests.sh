@@ -28,21 +28,11 @@
 # '^fi_' ... kill -9", after each run and after a timed-out test), which
 # would reach the conformance programs of tests running beside this one.
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$top_srcdir/test/hosts/hosts_lib.sh"
 top_builddir=${top_builddir:-.}
 B=$(cd "$top_builddir" && pwd)
-emu="sh $top_srcdir/scripts/emu_hosts.sh"
 N=4
 excl=$top_srcdir/fabtests/test_configs/gba/gba.exclude
-start=$(date +%s)
-
-step() {
-	echo "== $* (at $(($(date +%s) - start)) s)"
-}
-
-fail() {
-	echo "FAIL: $*"
-	exit 1
-}
 
 # failed WHAT: a part failed; the others still run, the test fails at
 # the end
@@ -66,13 +56,7 @@ if [ -z "$GBA_STOCK_FT_INNER" ]; then
 	[ -f "$excl" ] || fail "no $excl"
 	command -v bash >/dev/null 2>&1 || fail "no bash (runfabtests.sh)"
 
-	if command -v flock >/dev/null 2>&1; then
-		lockdir=/run/lock
-		[ -d $lockdir ] && [ -w $lockdir ] || lockdir=/tmp
-		exec 9>$lockdir/gba-emu-hosts.test.lock
-		flock -w 900 9 ||
-			fail "another run of an emulated-hosts test holds the lock"
-	fi
+	hosts_lock
 	$emu down >/dev/null 2>&1 # stale hosts of an earlier run
 	# the rest in a PID namespace (above); the lock (fd 9) goes along
 	unshare --pid --fork --mount-proc true 2>/dev/null ||
@@ -84,7 +68,6 @@ if [ -z "$GBA_STOCK_FT_INNER" ]; then
 	exec unshare --pid --fork --kill-child=TERM --mount-proc sh "$0" "$@"
 fi
 
-start=$(date +%s) # the time of this run, not of the wait
 bin=$FABTESTS_BIN
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/gba-stockft-test.XXXXXX") || exit 99
 chmod 755 "$tmp"

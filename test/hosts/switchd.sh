@@ -37,20 +37,15 @@
 # The longer run for the closing note: SWITCHD_ITERS=5000 make check
 # TESTS=test/hosts/switchd.sh.  Skips (77) where namespaces cannot be made.
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$top_srcdir/test/hosts/hosts_lib.sh"
 top_builddir=${top_builddir:-$(pwd)}
 prog=$top_builddir/test/hosts/net_barrier
 switchd=$top_builddir/tools/gba_switchd
-emu="sh $top_srcdir/scripts/emu_hosts.sh"
 NET=${GBA_HOSTS_NET:-10.77.0}
 PORT=${SWITCHD_PORT:-7447}
 ITERS=${SWITCHD_ITERS:-300}
 BOUND_S=${SWITCHD_BOUND_S:-5}
 N=8
-start=$(date +%s)
-
-step() {
-	echo "== $* (at $(($(date +%s) - start)) s)"
-}
 
 fail() {
 	echo "FAIL: $*"
@@ -65,13 +60,7 @@ $emu check
 export GBA_AGENT=${GBA_AGENT:-$top_builddir/tools/gba_agent}
 [ -x "$GBA_AGENT" ] || fail "$GBA_AGENT not built"
 
-if command -v flock >/dev/null 2>&1; then
-	lockdir=/run/lock
-	[ -d $lockdir ] && [ -w $lockdir ] || lockdir=/tmp
-	exec 9>$lockdir/gba-emu-hosts.test.lock
-	flock -w 900 9 || fail "another run of an emulated-hosts test holds the lock"
-fi
-start=$(date +%s)	# the time of this run, not of the wait
+hosts_lock
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/gba-switchd-test.XXXXXX") || exit 99
 DIR=$tmp/hosts
@@ -86,6 +75,16 @@ trap 'exit 1' INT TERM HUP
 
 on() {
 	$emu exec -d "$DIR" "$@"
+}
+
+# on_prov HOST CMD...: CMD in HOST with the build tree's provider, its
+# device the switch (FI_GBA_DEVICE: the provider's own variable)
+on_prov() {
+	h=$1
+	shift
+	on "$h" env GBA_DEVICE= FI_GBA_DEVICE=$GBA_DEVICE \
+		FI_PROVIDER_PATH=${FI_PROVIDER_PATH:-$top_builddir/prov/gba/.libs} \
+		"$@"
 }
 
 # start_switchd: gba_switchd on the machine's address on the bridge
@@ -193,9 +192,7 @@ step "0. the front ends name it: FI_GBA_DEVICE, UCX_GBA_DEVICE (in gba-h0)"
 export GBA_JOB=switchd-0
 ft=$top_builddir/fabtests/fi_gba_barrier
 if [ -x "$ft" ]; then
-	out=$(on gba-h0 env GBA_DEVICE= FI_GBA_DEVICE=$GBA_DEVICE \
-		FI_PROVIDER_PATH=${FI_PROVIDER_PATH:-$top_builddir/prov/gba/.libs} \
-		"$ft" -n 4 -I 300 -r 5 -T 60 2>&1) ||
+	out=$(on_prov gba-h0 "$ft" -n 4 -I 300 -r 5 -T 60 2>&1) ||
 		fail "fi_gba_barrier with FI_GBA_DEVICE=$GBA_DEVICE: $out"
 	echo "  $out"
 else
@@ -221,9 +218,7 @@ if [ -x "$ft" ]; then
 	rm -f "$tmp/ranks.shm"
 	r=0
 	while [ $r -lt 4 ]; do
-		(on gba-h$((r % 2)) env GBA_DEVICE= FI_GBA_DEVICE=$GBA_DEVICE \
-			FI_LOG_LEVEL=info \
-			FI_PROVIDER_PATH=${FI_PROVIDER_PATH:-$top_builddir/prov/gba/.libs} \
+		(on_prov gba-h$((r % 2)) env FI_LOG_LEVEL=info \
 			timeout 60 "$ft" -n 4 -R $r -S "$tmp/ranks.shm" -I 300 \
 			-T 40 >"$tmp/ft.$r" 2>&1
 		 echo $? >"$tmp/ft.$r.rc") &
@@ -342,9 +337,7 @@ step "4b. the provider through the switch: 32 groups, the 33rd in software"
 export GBA_JOB=switchd-4b
 ex=$top_builddir/fabtests/fi_gba_group_exhaust
 if [ -x "$ex" ]; then
-	out=$(on gba-h1 env GBA_DEVICE= FI_GBA_DEVICE=$GBA_DEVICE \
-		FI_PROVIDER_PATH=${FI_PROVIDER_PATH:-$top_builddir/prov/gba/.libs} \
-		timeout 120 "$ex" 2>&1) ||
+	out=$(on_prov gba-h1 timeout 120 "$ex" 2>&1) ||
 		fail "fi_gba_group_exhaust through gba_switchd: $out"
 	echo "$out" | tail -2 | sed 's/^/  /'
 	n32=$(grep -c "group [0-9]* allocated: 1 members" "$tmp/switchd.log")
