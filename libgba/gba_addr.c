@@ -44,8 +44,8 @@ static _Atomic uint64_t gba_cached_host_id;
 
 uint64_t gba_host_id(void)
 {
-	uint64_t id =
-		atomic_load_explicit(&gba_cached_host_id, memory_order_relaxed);
+	uint64_t id = atomic_load_explicit(&gba_cached_host_id,
+					   memory_order_relaxed);
 	char boot_id[64];
 	size_t n = 0;
 	FILE *f;
@@ -182,7 +182,7 @@ int gba_addr_equal(const struct gba_addr *a, const struct gba_addr *b)
 /* The IPv4 address mapped in @net (::ffff:a.b.c.d), or 0 for IPv6. */
 static int net_v4(const uint8_t net[16])
 {
-	static const uint8_t prefix[12] = {0, 0, 0, 0, 0,    0,
+	static const uint8_t prefix[12] = {0, 0, 0, 0, 0, 0,
 					   0, 0, 0, 0, 0xff, 0xff};
 
 	return !memcmp(net, prefix, sizeof(prefix));
@@ -203,16 +203,15 @@ int gba_addr_str(const struct gba_addr *addr, char *buf, size_t len)
 	else
 		inet_ntop(AF_INET6, addr->net, ip, sizeof(ip));
 	return snprintf(buf, buf ? len : 0,
-			"gba://%016" PRIx64 "/%" PRIu32 "/%" PRIu32
-			"@%s%s%s:%u",
+			"gba://%016" PRIx64 "/%" PRIu32 "/%" PRIu32 "@%s%s%s:%u",
 			addr->host_id, addr->pid, addr->ep_id,
 			net_v4(addr->net) ? "" : "[", ip,
 			net_v4(addr->net) ? "" : "]", ntohs(addr->port));
 }
 
 /* Parse an unsigned number of the given base up to @end; 0 or -EINVAL. */
-static int parse_u64(const char **sp, int base, int max_digits, char end,
-		     uint64_t max, uint64_t *out)
+static int parse_u64(const char **sp, int base, int max_digits,
+		     char end, uint64_t max, uint64_t *out)
 {
 	const char *s = *sp;
 	uint64_t v = 0;

@@ -95,10 +95,8 @@ int gba_eng_ep_open(const struct gba_eng_ep_attr *attr,
 		ep->ncpus = 1;
 
 	ret = gba_eng_net_open(ep, attr->net_addr,
-			       (attr->flags & GBA_ENG_EP_SERVICE) &&
-					       ep->addr.ep_id <= UINT16_MAX
-				       ? ep->addr.ep_id
-				       : 0);
+			       attr->flags & GBA_ENG_EP_SERVICE ? ep->addr.ep_id
+								: 0);
 	if (ret)
 		goto err;
 	gba_eng_ring_reap();

@@ -488,9 +488,9 @@ struct gba_eng_net;
 
 /*
  * Open @ep's listener and put its address into ep->addr (net, port):
- * @spec as gba_net_local takes it.  @service (1..65535, or 0): the
- * endpoint holds that service, and listens on that TCP port when it is
- * free (so that other hosts find it by host and service,
+ * @spec as gba_net_local takes it.  @service (or 0): the endpoint holds
+ * that service, and listens on that TCP port when it is one (1..65535)
+ * and free (so that other hosts find it by host and service,
  * gba_eng_service_lookup), else on any port.  0 (also when the TCP path
  * is disabled or this host has no address: ep->net stays NULL and peers
  * on other hosts are unreachable), or a negative errno (GBA_NET_ADDR

@@ -159,8 +159,8 @@ void gba_params_free(void);
  * while with a shared cache both are about shm's (design.md section 4).
  */
 #define GBA_EAGER_SIZE_DEF 8192
-/* how long fi_getinfo/fi_av_insertsvc look for a service on another host
- * (milliseconds; its endpoint may not be open yet) */
+/* how long fi_av_insert asks another host for the endpoint holding a
+ * service there (milliseconds; it may not be open yet) */
 #define GBA_LOOKUP_MS 5000
 #define GBA_CQ_CNT 1024	    /* CQs per domain */
 #define GBA_CNTR_CNT 1024   /* counters per domain */

@@ -670,9 +670,8 @@ static struct fi_info *gba_info_alloc(uint32_t version,
 						    : GBA_MAX_MSG_SIZE;
 	/* 64-bit tags, any layout: the application's format is kept */
 	info->ep_attr->mem_tag_format =
-		he && he->mem_tag_format
-			? he->mem_tag_format
-			: 0xaaaaaaaaaaaaaaaaULL; /* FI_TAG_GENERIC */
+		he && he->mem_tag_format ? he->mem_tag_format
+					    : 0xaaaaaaaaaaaaaaaaULL; /* FI_TAG_GENERIC */
 	info->ep_attr->tx_ctx_cnt = 1;
 	info->ep_attr->rx_ctx_cnt = 1;
 
