@@ -16,6 +16,15 @@
  *   lat  tagged ping-pong between the two processes: fi_tinject up to the
  *        provider's inject_size (as fabtests do), fi_tsend above it, one
  *        receive always pre-posted; half the round-trip time.
+ *   xlat both processes exchange a message at once, as the ranks of an
+ *        MPI_Sendrecv or of HPCC's ring do over MTL-OFI: each posts
+ *        fi_trecv, then fi_tsend with a completion (MTL-OFI's MPI_Isend,
+ *        whatever the size), and waits for both completions; the peer's
+ *        message may arrive before the receive is posted (unexpected);
+ *        the time of one exchange.
+ *   slat the same exchange by the first process with itself (its own
+ *        address as the peer): what the provider's software costs per
+ *        message, with no cache line crossing CPUs.
  *   bw   streaming: the receiver pre-posts a window of -W fi_trecv and
  *        then tells the sender (a small control message), which posts
  *        -W fi_tsend of the size and waits for their completions; MB/s
@@ -35,6 +44,8 @@
  *   -p <list>     providers, comma separated (default gba)
  *   -S <list>     latency sizes, comma separated, k/m suffixes, or "none"
  *                 (default 8)
+ *   -X <list>     exchange sizes, or "none" (default none)
+ *   -L <list>     self-exchange sizes, or "none" (default none)
  *   -B <list>     bandwidth sizes, or "none" (default 64k,1m)
  *   -I <n>        ping-pong iterations per round, fewer above 4 KiB
  *                 (default 2000)
@@ -48,6 +59,8 @@
  * Output (the first process), one line per provider and figure:
  *   info prov=gba fabric=gba inject_size=4032
  *   lat prov=gba size=8 iters=2000 us=0.420
+ *   xlat prov=gba size=8 iters=2000 us=0.500                 (-X)
+ *   slat prov=gba size=8 iters=2000 us=0.100                 (-L)
  *   bw prov=gba size=1048576 window=64 windows=1 MBps=12000.0
  *   clat prov=gba size=8 iters=2000 us=0.600             (-c)
  */
@@ -73,8 +86,9 @@ static struct {
 	const char *prov; /* as given: FI_PROVIDER */
 	char *provs[MAX_PROVS];
 	int n_prov;
-	size_t lat_sizes[MAX_SIZES], bw_sizes[MAX_SIZES];
-	int n_lat, n_bw;
+	size_t lat_sizes[MAX_SIZES], bw_sizes[MAX_SIZES], x_sizes[MAX_SIZES];
+	size_t s_sizes[MAX_SIZES];
+	int n_lat, n_bw, n_x, n_s;
 	long iters, warmup, bw_warmup;
 	int rounds, window, mb, timeout_s;
 	int verbose;
@@ -95,6 +109,14 @@ static struct {
 	.mb = 64,
 	.timeout_s = 60,
 };
+
+/* The mapping both processes share (ft_fork_run's). */
+struct bench_shared {
+	struct ft_shared ft[MAX_PROVS]; /* one name exchange per provider */
+	atomic_int self_done;		/* the first process's -L is over */
+};
+
+static struct bench_shared *shared_area;
 
 /* One process's objects and its completion counts. */
 struct bench {
@@ -240,6 +262,9 @@ static int wait_for(struct bench *b, uint64_t tx, uint64_t rx)
 			return err(b, #call, r_);                              \
 	} while (0)
 
+/* What run_size measures. */
+enum mode { MODE_LAT, MODE_BW, MODE_XCHG, MODE_SELF };
+
 /* A context per outstanding operation (FI_CONTEXT mode). */
 #define RX_CTX(b) (&(b)->rx_ctx[(b)->rx_posted % (opt.window + 1)])
 
@@ -277,10 +302,11 @@ static int recv_ctrl(struct bench *b)
 	return wait_for(b, b->tx_posted, b->rx_posted);
 }
 
-/* The peer's payload: every byte (0xa0 | peer rank). */
-static int check_payload(struct bench *b, size_t size, const char *what)
+/* The payload of process @from: every byte (0xa0 | @from). */
+static int check_payload(struct bench *b, int from, size_t size,
+			 const char *what)
 {
-	char want = (char)(0xa0 | (1 - b->rank));
+	char want = (char)(0xa0 | from);
 	size_t i;
 
 	for (i = 0; i < size; i++)
@@ -344,6 +370,32 @@ static int pp_round(struct bench *b, size_t size, long iters, double *us)
 }
 
 /*
+ * One exchange round of @iters iterations on @b with @peer (the other
+ * process, or this one): each iteration posts a receive and a send with
+ * a completion (never an inject: MTL-OFI's MPI_Isend) and waits for
+ * both.  *us: the time of one exchange.
+ */
+static int xchg_round(struct bench *b, fi_addr_t peer, size_t size,
+		      long iters, double *us)
+{
+	double t0 = ft_now_us();
+	long i;
+	int ret = 0;
+
+	for (i = 0; !ret && i < iters; i++) {
+		POST(b, fi_trecv(b->r.ep, b->rx_buf, size, b->rx_desc, peer,
+				 TAG_DATA, 0, RX_CTX(b)));
+		b->rx_posted++;
+		POST(b, fi_tsend(b->r.ep, b->tx_buf, size, b->tx_desc, peer,
+				 TAG_DATA, &b->tx_ctx[b->tx_posted % opt.window]));
+		b->tx_posted++;
+		ret = wait_for(b, b->tx_posted, b->rx_posted);
+	}
+	*us = (ft_now_us() - t0) / iters;
+	return ret;
+}
+
+/*
  * One streaming round of @windows windows on @b.  Window w: the receiver
  * (rank 1) posts -W receives and sends a control message; the sender
  * (rank 0) waits for it, sends -W messages and waits for their
@@ -380,65 +432,79 @@ static int stream_round(struct bench *b, size_t size, long windows,
 	return ret;
 }
 
+/* Run one round of @mode on @b; *fig: its figure. */
+static int mode_round(struct bench *b, enum mode mode, size_t size, long n,
+		      double *fig)
+{
+	switch (mode) {
+	case MODE_LAT:
+		return pp_round(b, size, n, fig);
+	case MODE_XCHG:
+		return xchg_round(b, b->peer, size, n, fig);
+	case MODE_SELF: /* the first process alone: fi_addr 0 is its own */
+		return xchg_round(b, 0, size, n, fig);
+	default:
+		return stream_round(b, size, n, fig);
+	}
+}
+
 /*
  * Run one size on every provider: a warm-up round each, then -r rounds
  * each, alternating the providers round by round (the order reversed
  * every other round) so that they share the machine's conditions.
  * Rank 0 prints one line per provider: the median round.
  */
-static int run_size(struct bench *bs, int nb, size_t size, int lat)
+static int run_size(struct bench *bs, int nb, size_t size, enum mode mode)
 {
+	static const char *const name[] = {"lat", "bw", "xlat", "slat"};
 	double fig[MAX_PROVS][64], dummy;
-	long n;
+	long n, warm;
 	int p, q, r, ret = 0;
 
-	if (lat) {
-		n = lat_iters(size);
-	} else {
+	if (mode == MODE_BW) {
 		n = (long)((double)opt.mb * 1e6 / ((double)size * opt.window));
 		if (n < 1)
 			n = 1;
+		warm = opt.bw_warmup;
+	} else {
+		n = lat_iters(size);
+		warm = opt.warmup;
 	}
 	for (p = 0; p < nb; p++)
 		memset(bs[p].rx_buf, 0, size);
-	for (p = 0; !ret && p < nb; p++) {
-		if (lat && opt.warmup)
-			ret = pp_round(&bs[p], size, opt.warmup, &dummy);
-		else if (!lat && opt.bw_warmup)
-			ret = stream_round(&bs[p], size, opt.bw_warmup, &dummy);
-	}
+	for (p = 0; !ret && p < nb && warm; p++)
+		ret = mode_round(&bs[p], mode, size, warm, &dummy);
 	for (r = 0; !ret && r < opt.rounds; r++)
 		for (q = 0; !ret && q < nb; q++) {
 			p = r % 2 ? nb - 1 - q : q;
-			if (lat)
-				ret = pp_round(&bs[p], size, n, &fig[p][r]);
-			else
-				ret = stream_round(&bs[p], size, n, &fig[p][r]);
+			ret = mode_round(&bs[p], mode, size, n, &fig[p][r]);
 		}
 	for (p = 0; !ret && p < nb; p++)
-		if (lat || bs[p].rank == 1)
-			ret = check_payload(&bs[p], size,
-					    lat ? "ping-pong" : "stream");
+		if (mode != MODE_BW || bs[p].rank == 1)
+			ret = check_payload(&bs[p],
+					    mode == MODE_SELF ? 0 : 1 - bs[p].rank,
+					    size, name[mode]);
 	if (ret || bs[0].rank)
 		return ret;
 	for (p = 0; p < nb; p++) {
 		if (opt.verbose) {
 			printf("# %s%s prov=%s size=%zu rounds:",
-			       opt.cntr ? "c" : "", lat ? "lat" : "bw",
-			       bs[p].prov, size);
+			       opt.cntr ? "c" : "", name[mode], bs[p].prov,
+			       size);
 			for (r = 0; r < opt.rounds; r++)
-				printf(lat ? " %.3f" : " %.0f", fig[p][r]);
+				printf(mode == MODE_BW ? " %.0f" : " %.3f",
+				       fig[p][r]);
 			printf("\n");
 		}
-		if (lat)
-			printf("%slat prov=%s size=%zu iters=%ld us=%.3f\n",
-			       opt.cntr ? "c" : "", bs[p].prov, size, n,
-			       gba_bench_median(fig[p], opt.rounds));
-		else
+		if (mode == MODE_BW)
 			printf("%sbw prov=%s size=%zu window=%d windows=%ld "
 			       "MBps=%.1f\n", opt.cntr ? "c" : "", bs[p].prov,
 			       size, opt.window, n,
 			       gba_bench_median(fig[p], opt.rounds));
+		else
+			printf("%s%s prov=%s size=%zu iters=%ld us=%.3f\n",
+			       opt.cntr ? "c" : "", name[mode], bs[p].prov,
+			       size, n, gba_bench_median(fig[p], opt.rounds));
 	}
 	fflush(stdout);
 	return 0;
@@ -554,12 +620,19 @@ static int child(int rank, void *shared, const struct ft_opts *o)
 	int i, p, ret = 0;
 
 	(void)o;
+	shared_area = shared;
 	for (i = 0; i < opt.n_lat; i++)
 		if (opt.lat_sizes[i] > max_size)
 			max_size = opt.lat_sizes[i];
 	for (i = 0; i < opt.n_bw; i++)
 		if (opt.bw_sizes[i] > max_size)
 			max_size = opt.bw_sizes[i];
+	for (i = 0; i < opt.n_x; i++)
+		if (opt.x_sizes[i] > max_size)
+			max_size = opt.x_sizes[i];
+	for (i = 0; i < opt.n_s; i++)
+		if (opt.s_sizes[i] > max_size)
+			max_size = opt.s_sizes[i];
 	/* the providers under test, whatever the caller's environment */
 	setenv("FI_PROVIDER", opt.prov, 1);
 	memset(bs, 0, sizeof(bs));
@@ -573,8 +646,7 @@ static int child(int rank, void *shared, const struct ft_opts *o)
 	for (p = 0; !ret && p < opt.n_prov; p++) {
 		ret = bench_open(&bs[p]);
 		if (!ret)
-			ret = exchange(&bs[p],
-				       (struct ft_shared *)shared + p);
+			ret = exchange(&bs[p], &shared_area->ft[p]);
 		if (!ret && rank == 0)
 			printf("info prov=%s fabric=%s inject_size=%zu\n",
 			       bs[p].r.info->fabric_attr->prov_name,
@@ -583,9 +655,25 @@ static int child(int rank, void *shared, const struct ft_opts *o)
 	}
 	fflush(stdout);
 	for (i = 0; !ret && i < opt.n_lat; i++)
-		ret = run_size(bs, opt.n_prov, opt.lat_sizes[i], 1);
+		ret = run_size(bs, opt.n_prov, opt.lat_sizes[i], MODE_LAT);
+	for (i = 0; !ret && i < opt.n_x; i++)
+		ret = run_size(bs, opt.n_prov, opt.x_sizes[i], MODE_XCHG);
+	/*
+	 * The second process sleeps meanwhile: a busy one would share the
+	 * first's core when the two CPUs are hyperthreads of one core.
+	 */
+	for (i = 0; !ret && rank == 0 && i < opt.n_s; i++)
+		ret = run_size(bs, opt.n_prov, opt.s_sizes[i], MODE_SELF);
+	if (rank == 0)
+		atomic_store(&shared_area->self_done, 1);
+	while (!ret && rank == 1 && opt.n_s &&
+	       !atomic_load(&shared_area->self_done)) {
+		if (ft_now_ms() > bs[0].deadline_ms)
+			ret = err(&bs[0], "waiting for -L", -FI_ETIMEDOUT);
+		usleep(1000);
+	}
 	for (i = 0; !ret && i < opt.n_bw; i++)
-		ret = run_size(bs, opt.n_prov, opt.bw_sizes[i], 0);
+		ret = run_size(bs, opt.n_prov, opt.bw_sizes[i], MODE_BW);
 	for (p = 0; p < opt.n_prov; p++)
 		bench_close(&bs[p]);
 	return ret ? 1 : 0;
@@ -636,7 +724,8 @@ static int parse_provs(const char *s)
 static void usage(const char *argv0)
 {
 	fprintf(stderr,
-		"usage: %s [-p prov[,prov]] [-S sizes|none] [-B sizes|none] [-I iters]"
+		"usage: %s [-p prov[,prov]] [-S sizes|none] [-X sizes|none]"
+		"\n\t[-L sizes|none] [-B sizes|none] [-I iters]"
 		"\n\t[-r rounds] [-w warmup] [-W window] [-M MB] [-T s] [-c] [-v]\n"
 		"sizes: comma separated, k and m suffixes (8,4k,1m)\n",
 		argv0);
@@ -647,7 +736,7 @@ int main(int argc, char **argv)
 	struct ft_opts o = {0};
 	int c, warm_set = 0;
 
-	while ((c = getopt(argc, argv, "p:S:B:I:r:w:W:M:T:cvh")) != -1) {
+	while ((c = getopt(argc, argv, "p:S:X:L:B:I:r:w:W:M:T:cvh")) != -1) {
 		switch (c) {
 		case 'p':
 			opt.prov = optarg;
@@ -656,6 +745,14 @@ int main(int argc, char **argv)
 			break;
 		case 'S':
 			if (parse_sizes(optarg, opt.lat_sizes, &opt.n_lat))
+				goto bad;
+			break;
+		case 'X':
+			if (parse_sizes(optarg, opt.x_sizes, &opt.n_x))
+				goto bad;
+			break;
+		case 'L':
+			if (parse_sizes(optarg, opt.s_sizes, &opt.n_s))
 				goto bad;
 			break;
 		case 'B':
@@ -703,7 +800,7 @@ int main(int argc, char **argv)
 	o.prov = opt.prov;
 	o.nprocs = 2;
 	o.timeout_s = opt.timeout_s + 5; /* the processes time out first */
-	return ft_fork_run(&o, MAX_PROVS * sizeof(struct ft_shared), child);
+	return ft_fork_run(&o, sizeof(struct bench_shared), child);
 bad:
 	usage(argv[0]);
 	return 2;

@@ -5,13 +5,16 @@
 # (gba_bench_floor), unpinned and pinned, for 2, 4 and 8 processes; self
 # RMA vs memcpy; tagged-message latency and bandwidth of two processes vs
 # libfabric's shm provider (with the medium sizes 4, 8 and 16 KiB, either
-# side of the inline limit), and the same ping-pong with counter
-# completions (fi_cntr_wait, as stock fi_rdm_cntr_pingpong) vs shm; an MPI
-# ping-pong over MTL-OFI + gba vs Open
-# MPI's ob1 + vader; a chained schedule (puts, barrier, puts) issued by
-# the host vs as triggered work; and the 8-byte ping-pong layer by layer
-# (a cache line, the fabric engine, the provider, MTL-OFI; ob1/vader
-# beside them: gba_bench_msg_floor and the runs above).
+# side of the inline limit), an exchange (both processes send at once)
+# and a process's exchange with itself vs shm, and the same ping-pong with
+# counter completions (fi_cntr_wait, as stock fi_rdm_cntr_pingpong) vs
+# shm; an MPI ping-pong, HPCC's ring step and a rank's exchange with
+# itself over MTL-OFI + gba vs Open MPI's ob1 + vader; a chained schedule
+# (puts, barrier, puts) issued by the host vs as triggered work; and the
+# 8-byte ping-pong and exchange layer by layer (a cache line, the fabric
+# engine, the provider, MTL-OFI; ob1/vader beside them:
+# gba_bench_msg_floor and the runs above), with what MTL-OFI adds per
+# exchange.
 #
 # Usage: bench/run_bench.sh [BENCHDIR]
 #   BENCHDIR holds gba_bench_barrier, gba_bench_floor, gba_bench_self_rma,
@@ -23,7 +26,8 @@
 # Environment: NPS (default "2 4 8"), ITERS (barriers per round),
 #   REPS (runs of the message benchmark and of each MPI run, alternating
 #   the two sides; the tables show medians; default 5), MSG_LAT_SIZES and
-#   MSG_BW_SIZES (gba_bench_msg -S and -B lists), CNTR_LAT_SIZES (the -S
+#   MSG_BW_SIZES (gba_bench_msg -S and -B lists), MSG_X_SIZES (its -X and
+#   -L lists, default 8), CNTR_LAT_SIZES (the -S
 #   list of the counter ping-pong), TRIG_REPS (repetitions
 #   of each way of gba_bench_trigger, default 50).
 # The figures are printed, never checked: a failed or hung run is reported
@@ -38,6 +42,7 @@ reps=${REPS:-5}
 msg_lat=${MSG_LAT_SIZES:-8,64,1k,4032,4k,8k,16k,64k}
 msg_bw=${MSG_BW_SIZES:-4k,8k,16k,64k,1m}
 cntr_lat=${CNTR_LAT_SIZES:-8,4k,16k}
+msg_x=${MSG_X_SIZES:-8}
 status=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -205,19 +210,24 @@ echo "== tagged messages, 2 forked processes: gba vs libfabric shm" \
 	"(FI_PROVIDER=gba,shm), $reps runs"
 echo "   gba_bench_msg -p gba,shm: both providers in the same processes," \
 	"alternating rounds; fi_tinject up to"
-echo "   inject_size, fi_tsend above; bandwidth: window of 64 fi_tsend"
+echo "   inject_size, fi_tsend above; bandwidth: window of 64 fi_tsend;" \
+	"exchange: both send at once"
+echo "   (fi_trecv, fi_tsend with a completion, as MTL-OFI's MPI_Isend);" \
+	"self exchange: one process with itself"
 : >"$tmp/msg"
 r=1
 while [ "$r" -le "$reps" ]; do
 	provs=gba,shm
 	[ $((r % 2)) = 0 ] && provs=shm,gba
 	if ! "$dir/gba_bench_msg" -p "$provs" -T 120 -S "$msg_lat" \
-		-B "$msg_bw" >"$tmp/out" 2>"$tmp/err"; then
-		echo "FAILED: $dir/gba_bench_msg -p $provs -S $msg_lat -B $msg_bw"
+		-X "$msg_x" -L "$msg_x" -B "$msg_bw" >"$tmp/out" \
+		2>"$tmp/err"; then
+		echo "FAILED: $dir/gba_bench_msg -p $provs -S $msg_lat" \
+			"-X $msg_x -L $msg_x -B $msg_bw"
 		cat "$tmp/out" "$tmp/err"
 		status=1
 	fi
-	grep -E '^(lat|bw) ' "$tmp/out" >>"$tmp/msg" || true
+	grep -E '^(lat|xlat|slat|bw) ' "$tmp/out" >>"$tmp/msg" || true
 	r=$((r + 1))
 done
 grep ' prov=gba ' "$tmp/msg" >"$tmp/msg.gba" || true
@@ -226,6 +236,10 @@ echo "latency, half round trip (median of runs; target at 8 B: gba/shm <= 0.70)"
 table lat us "$tmp/msg.gba" "$tmp/msg.shm" gba shm us 8 msg_lat
 echo "bandwidth (median of runs; target at 1 MiB: gba/shm >= 1.00)"
 table bw MBps "$tmp/msg.gba" "$tmp/msg.shm" gba shm MBps 1048576 msg_bw
+echo "exchange, both processes at once (median of runs)"
+table xlat us "$tmp/msg.gba" "$tmp/msg.shm" gba shm us 8 msg_xlat
+echo "self exchange, one process with itself (median of runs)"
+table slat us "$tmp/msg.gba" "$tmp/msg.shm" gba shm us 8 msg_slat
 
 echo
 echo "== counter ping-pong, 2 forked processes: gba vs shm, $reps runs"
@@ -277,12 +291,21 @@ if [ -x "$dir/gba_bench_mpi_pingpong" ]; then
 				cat "$tmp/out" "$tmp/err"
 				status=1
 			fi
-			grep -E '^mpi(_bw)? ' "$tmp/out" >>"$tmp/mpi.$p" || true
+			grep -E '^mpi(_bw|_ring|_self)? ' "$tmp/out" \
+				>>"$tmp/mpi.$p" || true
 		done
 		r=$((r + 1))
 	done
 	echo "latency, half round trip (median of runs)"
 	table mpi us "$tmp/mpi.gba" "$tmp/mpi.vader" gba vader us 8 mpi_lat
+	echo "ring step (HPCC's ring latency test with 2 ranks: two" \
+		"MPI_Irecv, two MPI_Isend, MPI_Waitall)"
+	table mpi_ring us "$tmp/mpi.gba" "$tmp/mpi.vader" gba vader us 8 \
+		mpi_ring
+	echo "self exchange (rank 0 with itself: MPI_Irecv, MPI_Isend," \
+		"MPI_Waitall; over btl self for ob1)"
+	table mpi_self us "$tmp/mpi.gba" "$tmp/mpi.vader" gba vader us 8 \
+		mpi_self
 	echo "bandwidth, window of 64 MPI_Isend (median of runs)"
 	table mpi_bw MBps "$tmp/mpi.gba" "$tmp/mpi.vader" gba vader MBps \
 		1048576
@@ -332,4 +355,38 @@ done
 [ -z "$vader_us" ] || printf '%-44s %9s   (%s of the cache line)\n' \
 	"Open MPI, pml ob1 + btl vader:" "$vader_us" \
 	"$(awk -v a="$vader_us" -v b="$line_us" 'BEGIN { if (b > 0) printf "%.2fx", a / b }')"
+
+echo
+echo "== 8-byte exchange (a receive and a send with a completion, each" \
+	"side), layer by layer: medians of the runs above"
+sx_us=$(med "$tmp/msg.gba" '^slat prov=gba size=8 ' us)
+x_us=$(med "$tmp/msg.gba" '^xlat prov=gba size=8 ' us)
+msx_us=$(med "$tmp/mpi.gba" '^mpi_self size=8 ' us)
+ring_us=$(med "$tmp/mpi.gba" '^mpi_ring size=8 ' us)
+vsx_us=$(med "$tmp/mpi.vader" '^mpi_self size=8 ' us)
+vring_us=$(med "$tmp/mpi.vader" '^mpi_ring size=8 ' us)
+printf '%-58s %9s\n' layer us
+for row in "provider, one process with itself (slat):$sx_us" \
+	"Open MPI over MTL-OFI gba, rank 0 with itself:$msx_us" \
+	"Open MPI ob1 + btl self, rank 0 with itself:$vsx_us" \
+	"provider, 2 processes (xlat):$x_us" \
+	"Open MPI over MTL-OFI gba, ring step (2 exchanges):$ring_us" \
+	"Open MPI ob1 + btl vader, ring step (2 exchanges):$vring_us"; do
+	[ -n "${row##*:}" ] && printf '%-58s %9s\n' "${row%:*}" "${row##*:}"
+done
+# What MTL-OFI and pml cm add per exchange (both loopbacks run in one
+# process, no cache line crossing CPUs), and what that leaves the
+# provider for a ring step within 1.1x of ob1/vader's.
+if [ -n "$sx_us" ] && [ -n "$msx_us" ] && [ -n "$vring_us" ]; then
+	awk -v sx="$sx_us" -v msx="$msx_us" -v vr="$vring_us" -v x="$x_us" '
+	BEGIN {
+		mtl = msx - sx
+		printf "MTL-OFI + pml cm add %.3f us per exchange (%.0f%% of" \
+			" ob1/vader'"'"'s whole exchange, %.3f us)\n", mtl,
+			100 * mtl / (vr / 2), vr / 2
+		left = 1.1 * vr / 2 - mtl
+		printf "left to the provider per exchange at 1.1x ob1/vader:" \
+			" %.3f us; its exchange now: %s us\n", left, x
+	}'
+fi
 exit $status
