@@ -15,6 +15,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "gba_backend.h"
@@ -58,7 +59,7 @@ int gba_eng_ep_open(const struct gba_eng_ep_attr *attr,
 		return -EINVAL;
 	if (attr->max_ops > GBA_ENG_MAX_OPS_MAX ||
 	    attr->eager_max > GBA_ENG_EAGER_MAX ||
-	    (attr->flags & ~GBA_ENG_EP_SERVICE) ||
+	    (attr->flags & ~(GBA_ENG_EP_SERVICE | GBA_ENG_EP_SHARED_GET)) ||
 	    ((attr->flags & GBA_ENG_EP_SERVICE) && !attr->addr))
 		return -EINVAL;
 	if (attr->addr && (!gba_addr_valid(attr->addr, sizeof(*attr->addr)) ||
@@ -80,6 +81,7 @@ int gba_eng_ep_open(const struct gba_eng_ep_attr *attr,
 	ep->ctx = attr->ctx;
 	ep->max_ops = attr->max_ops ? attr->max_ops : GBA_ENG_MAX_OPS_DEF;
 	ep->eager_max = attr->eager_max;
+	ep->shared_get = attr->flags & GBA_ENG_EP_SHARED_GET;
 	ep->optab = calloc(ep->max_ops, sizeof(*ep->optab));
 	if (!ep->optab) {
 		ret = -ENOMEM;
@@ -171,6 +173,25 @@ static bool gba_eng_knows_pid(struct gba_eng_ep *ep, uint32_t pid)
 	return false;
 }
 
+/*
+ * Can this process read @peer's memory with cross-memory attach (the
+ * kernel's ptrace access check: same user, the peer dumpable)?  Read
+ * its ring's magic where its owner maps it.  A ring of an older build
+ * does not say where (owner_va 0): no.
+ */
+static bool can_attach(const struct gba_eng_peer *peer)
+{
+	uint64_t magic = 0, va = peer->ring->owner_va;
+	struct iovec local = {&magic, sizeof(magic)};
+	struct iovec remote = {(void *)(uintptr_t)va, sizeof(magic)};
+
+	if (!va || va % sizeof(magic))
+		return false;
+	return process_vm_readv((pid_t)peer->addr.pid, &local, 1, &remote, 1,
+				0) == (ssize_t)sizeof(magic) &&
+	       magic == GBA_ENG_RING_MAGIC;
+}
+
 int gba_eng_peer_get(struct gba_eng_ep *ep, const struct gba_addr *addr,
 		     struct gba_eng_peer **peerp)
 {
@@ -206,6 +227,7 @@ int gba_eng_peer_get(struct gba_eng_ep *ep, const struct gba_addr *addr,
 		/* gba_eng_ring_map checked the size against the count */
 		peer->nslots = (uint32_t)((peer->map_len - GBA_ENG_RING_HDR) /
 					  sizeof(struct gba_eng_slot));
+		peer->share = can_attach(peer);
 	}
 	if (peer->addr.pid != ep->addr.pid && !gba_eng_knows_pid(ep, addr->pid))
 		ep->nprocs++;
@@ -260,6 +282,8 @@ struct gba_eng_op *gba_eng_op_alloc(struct gba_eng_ep *ep,
 	op->iov_count = 0;
 	op->result = NULL;
 	op->result_len = 0;
+	op->share_status = 0;
+	op->share_wait = false;
 	peer->nops++;
 	__atomic_store_n(&ep->nops, ep->nops + 1, __ATOMIC_RELAXED);
 	return op;
@@ -285,6 +309,7 @@ struct gba_eng_op *gba_eng_op_find(struct gba_eng_ep *ep, uint32_t id)
 
 void gba_eng_op_free(struct gba_eng_ep *ep, struct gba_eng_op *op)
 {
+	gba_eng_op_share_done(op);
 	op->peer->nops--;
 	__atomic_store_n(&ep->nops, ep->nops - 1, __ATOMIC_RELAXED);
 	op->peer = NULL;
@@ -324,20 +349,14 @@ static int answer_try(struct gba_eng_ep *ep, struct gba_eng_peer *peer,
 	return 0;
 }
 
-void gba_eng_answer(struct gba_eng_ep *ep, struct gba_eng_peer *peer,
-		    uint32_t op, int status, const void *payload, size_t len)
+/* Send @hdr (an answer or notice) and @len bytes of @payload, in order. */
+static void answer_send(struct gba_eng_ep *ep, struct gba_eng_peer *peer,
+			const struct gba_eng_hdr *hdr, const void *payload,
+			size_t len)
 {
 	struct gba_eng_backlog *bl;
-	struct gba_eng_hdr hdr;
 
-	if (!peer || peer->dead)
-		return; /* nobody left to tell */
-	memset(&hdr, 0, sizeof(hdr));
-	gba_eng_hdr_init(ep, &hdr, GBA_ENG_T_RESP);
-	hdr.op = op;
-	hdr.status = status;
-	hdr.len = len;
-	if (!ep->backlog && !answer_try(ep, peer, &hdr, payload, len))
+	if (!ep->backlog && !answer_try(ep, peer, hdr, payload, len))
 		return;
 	bl = malloc(sizeof(*bl) + len);
 	if (!bl) {
@@ -347,7 +366,7 @@ void gba_eng_answer(struct gba_eng_ep *ep, struct gba_eng_peer *peer,
 	}
 	bl->next = NULL;
 	bl->peer = peer;
-	bl->hdr = hdr;
+	bl->hdr = *hdr;
 	bl->len = len;
 	if (len)
 		memcpy(bl->payload, payload, len);
@@ -355,6 +374,36 @@ void gba_eng_answer(struct gba_eng_ep *ep, struct gba_eng_peer *peer,
 	__atomic_store_n(ep->backlog_tail, bl, __ATOMIC_RELAXED);
 	ep->backlog_tail = &bl->next;
 	__atomic_store_n(&ep->nbacklog, ep->nbacklog + 1, __ATOMIC_RELAXED);
+}
+
+void gba_eng_answer(struct gba_eng_ep *ep, struct gba_eng_peer *peer,
+		    uint32_t op, int status, const void *payload, size_t len)
+{
+	struct gba_eng_hdr hdr;
+
+	if (!peer || peer->dead)
+		return; /* nobody left to tell */
+	memset(&hdr, 0, sizeof(hdr));
+	gba_eng_hdr_init(ep, &hdr, GBA_ENG_T_RESP);
+	hdr.op = op;
+	hdr.status = status;
+	hdr.len = len;
+	answer_send(ep, peer, &hdr, payload, len);
+}
+
+void gba_eng_notice(struct gba_eng_ep *ep, struct gba_eng_peer *peer,
+		    uint32_t op, uint64_t tail_va)
+{
+	struct gba_eng_hdr hdr;
+
+	if (!peer || peer->dead)
+		return;
+	memset(&hdr, 0, sizeof(hdr));
+	gba_eng_hdr_init(ep, &hdr, GBA_ENG_T_RESP);
+	hdr.xflags = GBA_ENG_X_SHARE;
+	hdr.op = op;
+	hdr.addr = tail_va;
+	answer_send(ep, peer, &hdr, NULL, 0);
 }
 
 /* Retry the backlog in order; stop at the first that still does not fit. */
@@ -547,6 +596,11 @@ int gba_eng_progress(struct gba_eng_ep *ep)
 		gba_eng_ring_skip_dead(ep);
 	}
 	return n;
+}
+
+uint64_t gba_eng_shared_gets(const struct gba_eng_ep *ep)
+{
+	return ep ? __atomic_load_n(&ep->nshared, __ATOMIC_RELAXED) : 0;
 }
 
 size_t gba_eng_busy(const struct gba_eng_ep *ep)

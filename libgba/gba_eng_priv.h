@@ -50,6 +50,13 @@ enum gba_eng_type {
 #define GBA_ENG_X_SLOTS 16u /* message in iov_count consecutive slots */
 #define GBA_ENG_X_HDR 32u   /* message in the header (hdr.small), no answer */
 #define GBA_ENG_X_SKIP 64u  /* inline message from payload + GBA_ENG_SKIP */
+/*
+ * T_GET request: the initiator may copy the tail itself (it can reach
+ * the target with cross-memory attach: gba_eng_peer.share); T_RESP: a
+ * notice before the answer, the tail's address in the target in
+ * hdr.addr (gba_eng_share_head).
+ */
+#define GBA_ENG_X_SHARE 128u
 
 /*
  * An inline message that does not fit the header starts GBA_ENG_SKIP
@@ -139,7 +146,11 @@ struct gba_eng_ring {
 	uint32_t nslots;
 	uint64_t owner_slot;  /* gba_proc_self_slot() of the owner */
 	_Atomic uint32_t open; /* 0 once the owner closed the endpoint */
-	uint8_t pad0[64 - 28];
+	uint32_t pad_open;
+	uint64_t owner_va; /* the ring's address in its owner (0: unknown, an
+			      older build): a mapper's cross-memory attach
+			      probe (gba_eng_peer.share) */
+	uint8_t pad0[64 - 40];
 	_Atomic uint64_t tail; /* next position to claim (producers) */
 	uint8_t pad1[GBA_ENG_RING_HDR - 72];
 	struct gba_eng_slot slots[];
@@ -296,6 +307,13 @@ struct gba_eng_peer {
 	uint32_t nslots;	   /* its slots, from the checked mapping */
 	uint32_t nops;		   /* our operations outstanding there */
 	bool dead;
+	bool share;		   /* we can read its memory ourselves
+				      (cross-memory attach, probed on its
+				      ring): our large gets there are
+				      shared (GBA_ENG_X_SHARE) */
+	uint32_t share_wait;	   /* shared gets there whose notice or
+				      answer has not come: our other
+				      operations there wait (-EAGAIN) */
 	uint64_t full_check_ns;	   /* gba_eng_peer_full's last look */
 	UT_hash_handle hh; /* ep->peers, keyed by key */
 	struct gba_eng_peer_key key;
@@ -312,7 +330,21 @@ struct gba_eng_op {
 	struct iovec iov[GBA_ENG_MAX_IOV];
 	void *result; /* T_ATOMIC fetch: old values */
 	size_t result_len;
+	int share_status; /* shared T_GET: 0 (no notice yet), 1 (our half
+			     copied) or -errno */
+	bool share_wait;  /* shared T_GET asked for, no notice yet: counted
+			     in peer->share_wait */
 };
+
+/*
+ * A shared get of @len bytes (GBA_ENG_X_SHARE): the target copies the
+ * head, [0, gba_eng_share_head(len)), the initiator the rest.  Both
+ * sides compute it; page-aligned so that each copies whole pages.
+ */
+static inline uint64_t gba_eng_share_head(uint64_t len)
+{
+	return (len / 2) & ~(uint64_t)4095;
+}
 
 /* An answer that found the initiator's queue full. */
 struct gba_eng_backlog {
@@ -334,6 +366,7 @@ struct gba_eng_ep {
 	uint64_t head; /* next slot to poll */
 	uint32_t rx_mask;
 	uint32_t eager_max;	    /* gba_eng_ep_attr.eager_max */
+	bool shared_get;	    /* GBA_ENG_EP_SHARED_GET */
 	struct gba_eng_peer *peers; /* uthash */
 	struct gba_eng_op *optab;
 	uint32_t max_ops;
@@ -348,6 +381,7 @@ struct gba_eng_ep {
 	uint64_t last_check_ns;
 	uint64_t nbad; /* slots dropped as corrupt */
 	uint64_t nskipped; /* slots of dead claimers skipped */
+	uint64_t nshared;  /* gets whose tail we copied (gba_eng_shared_gets) */
 	struct gba_eng_net *net; /* TCP path (NULL: none; gba_eng_net.c) */
 	uint32_t net_conns;	 /* its connections (read without the lock) */
 };
@@ -388,6 +422,18 @@ uint32_t gba_eng_op_id(const struct gba_eng_ep *ep, const struct gba_eng_op *op)
 /* Release @op and report @status to the front end. */
 void gba_eng_op_finish(struct gba_eng_ep *ep, struct gba_eng_op *op,
 		       int status);
+/*
+ * @op's shared get no longer holds back the peer's other operations
+ * (its notice came, or it ends).
+ */
+static inline void gba_eng_op_share_done(struct gba_eng_op *op)
+{
+	if (op->share_wait) {
+		op->share_wait = false;
+		op->peer->share_wait--;
+	}
+}
+
 /* Release @op without a report (the initiating call failed). */
 void gba_eng_op_free(struct gba_eng_ep *ep, struct gba_eng_op *op);
 /* The record behind a wire id, or NULL if stale. */
@@ -399,6 +445,12 @@ struct gba_eng_op *gba_eng_op_find(struct gba_eng_ep *ep, uint32_t id);
  */
 void gba_eng_answer(struct gba_eng_ep *ep, struct gba_eng_peer *peer,
 		    uint32_t op, int status, const void *payload, size_t len);
+/*
+ * Send @peer the notice of its shared get @op (GBA_ENG_X_SHARE): the
+ * tail is at @tail_va here.  Queued like an answer, so it arrives first.
+ */
+void gba_eng_notice(struct gba_eng_ep *ep, struct gba_eng_peer *peer,
+		    uint32_t op, uint64_t tail_va);
 
 /* Fill a slot header's common fields for a message from @ep. */
 void gba_eng_hdr_init(struct gba_eng_ep *ep, struct gba_eng_hdr *hdr,

@@ -103,6 +103,7 @@ int gba_eng_ring_create(const struct gba_addr *addr, uint32_t nslots,
 	ring->version = GBA_ENG_RING_VERSION;
 	ring->nslots = nslots;
 	ring->owner_slot = gba_proc_self_slot();
+	ring->owner_va = (uintptr_t)ring;
 	for (i = 0; i < nslots; i++)
 		atomic_store_explicit(&ring->slots[i].hdr.seq, i,
 				      memory_order_relaxed);

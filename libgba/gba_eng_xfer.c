@@ -176,6 +176,13 @@ static int peer_check(struct gba_eng_peer *peer)
 		peer->dead = true;
 		return -EHOSTUNREACH;
 	}
+	/*
+	 * A shared get there whose tail we have not copied yet: nothing
+	 * else may reach the target before (the order of operations), so
+	 * progress until the notice or the answer comes.
+	 */
+	if (peer->share_wait)
+		return -EAGAIN;
 	return 0;
 }
 
@@ -350,6 +357,11 @@ static int rma(struct gba_eng_ep *ep, struct gba_eng_peer *peer, bool put,
 	} else {
 		if ((size_t)len > GBA_ENG_INLINE)
 			slot->hdr.xflags = GBA_ENG_X_LARGE;
+		if (!put && peer->share && (size_t)len >= GBA_ENG_SHARE_MIN) {
+			slot->hdr.xflags |= GBA_ENG_X_SHARE;
+			op->share_wait = true;
+			peer->share_wait++;
+		}
 		slot->hdr.iov_count = (uint8_t)count;
 		if (count) /* a zero-length get may have no iov at all */
 			memcpy(slot->payload, iov, count * sizeof(*iov));
@@ -596,6 +608,17 @@ static void remote_event(struct gba_eng_ep *ep, enum gba_eng_event event,
 			     hdr->len);
 }
 
+/*
+ * Does @hdr, a large get, get shared: asked for by the initiator, large
+ * enough, and allowed by this endpoint (GBA_ENG_EP_SHARED_GET)?
+ */
+static bool share_get(const struct gba_eng_ep *ep,
+		      const struct gba_eng_hdr *hdr)
+{
+	return hdr->type == GBA_ENG_T_GET && (hdr->xflags & GBA_ENG_X_SHARE) &&
+	       ep->shared_get && hdr->len >= GBA_ENG_SHARE_MIN;
+}
+
 static void exec_rma(struct gba_eng_ep *ep, struct gba_eng_slot *slot)
 {
 	const struct gba_eng_hdr *hdr = &slot->hdr;
@@ -624,9 +647,15 @@ static void exec_rma(struct gba_eng_ep *ep, struct gba_eng_slot *slot)
 	} else {
 		local.iov_base = ptr;
 		local.iov_len = hdr->len;
+		if (share_get(ep, hdr)) {
+			/* the initiator copies the tail meanwhile */
+			local.iov_len = gba_eng_share_head(hdr->len);
+			gba_eng_notice(ep, peer, hdr->op,
+				       (uintptr_t)ptr + local.iov_len);
+		}
 		ret = gba_eng_cma((pid_t)hdr->src_pid, !put, &local, 1,
 				  (const struct iovec *)slot->payload,
-				  hdr->iov_count, 0, hdr->len);
+				  hdr->iov_count, 0, local.iov_len);
 		if (ret)
 			goto out;
 	}
@@ -710,6 +739,41 @@ void gba_eng_execute(struct gba_eng_ep *ep, struct gba_eng_slot *slot)
 	}
 }
 
+/*
+ * The notice @hdr of the target of @op, a shared get: copy the tail of
+ * the get, from the address the notice gives, ourselves while the target
+ * copies the head.  Its error, if any, is the operation's when the
+ * target's answer comes.
+ */
+static void copy_tail(struct gba_eng_ep *ep, struct gba_eng_op *op,
+		      const struct gba_eng_hdr *hdr)
+{
+	struct iovec l[GBA_ENG_MAX_IOV], r;
+	ssize_t len = iov_total(op->iov, op->iov_count);
+	uint64_t head;
+	int n;
+
+	/* one notice per shared get (share_wait drops at the first) */
+	if (!op->share_wait || len < 0) {
+		gba_eng_bad_slot(ep, hdr, "a notice no shared get asked for");
+		op->share_status = -EPROTO;
+		return;
+	}
+	head = gba_eng_share_head((uint64_t)len);
+	n = iov_slice(op->iov, op->iov_count, head, (size_t)len - head, l);
+	r.iov_base = (void *)(uintptr_t)hdr->addr;
+	r.iov_len = (size_t)len - head;
+	op->share_status = n < 0 ? -EPROTO
+				 : gba_eng_cma((pid_t)op->peer->addr.pid, false,
+					       l, (size_t)n, &r, 1, 0,
+					       r.iov_len);
+	if (!op->share_status) {
+		op->share_status = 1;
+		__atomic_store_n(&ep->nshared, ep->nshared + 1,
+				 __ATOMIC_RELAXED);
+	}
+}
+
 void gba_eng_resp(struct gba_eng_ep *ep, const struct gba_eng_slot *slot)
 {
 	const struct gba_eng_hdr *hdr = &slot->hdr;
@@ -725,6 +789,13 @@ void gba_eng_resp(struct gba_eng_ep *ep, const struct gba_eng_slot *slot)
 		gba_eng_bad_slot(ep, hdr, "an answer to another's operation");
 		return;
 	}
+	if (hdr->xflags & GBA_ENG_X_SHARE) {
+		copy_tail(ep, op, hdr);
+		gba_eng_op_share_done(op);
+		return;
+	}
+	if (!status && op->share_status < 0)
+		status = op->share_status; /* our half of a shared get */
 	if (len > GBA_ENG_INLINE || status > 0 || status < -GBA_ENG_ERRNO_MAX) {
 		gba_eng_bad_slot(ep, hdr,
 				 "answer beyond the slot or not an errno");

@@ -300,6 +300,18 @@ struct gba_eng_ep_attr {
  * endpoint at a time like a bound port.
  */
 #define GBA_ENG_EP_SERVICE 1u
+/*
+ * gba_eng_ep_attr.flags: a get of at least GBA_ENG_SHARE_MIN bytes from
+ * this endpoint's memory may be copied half by this endpoint's progress,
+ * half by the initiator itself at the same time (doc/design.md section
+ * 4).  The endpoint then answers (and reports GBA_ENG_EV_GET) once its
+ * own half is copied, perhaps before the initiator's: a front end whose
+ * remote-read events must mean "all read" (libfabric's FI_RMA_EVENT)
+ * leaves it unset.
+ */
+#define GBA_ENG_EP_SHARED_GET 2u
+/* Smallest get a GBA_ENG_EP_SHARED_GET endpoint shares, in bytes. */
+#define GBA_ENG_SHARE_MIN (64u * 1024)
 
 /*
  * gba_eng_ep_open - create an endpoint and its receive queue, in this
@@ -491,6 +503,13 @@ int gba_eng_poll(struct gba_eng_ep *ep);
 
 /* gba_eng_busy - outstanding operations (sends, RMA, atomics, answers). */
 size_t gba_eng_busy(const struct gba_eng_ep *ep);
+
+/*
+ * gba_eng_shared_gets - gets of @ep whose target shared the copy
+ * (GBA_ENG_EP_SHARED_GET): @ep copied their tails itself.  A count
+ * since gba_eng_ep_open, for statistics and tests.
+ */
+uint64_t gba_eng_shared_gets(const struct gba_eng_ep *ep);
 
 /*
  * gba_eng_rx_copy - copy bytes [@offset, @offset + len of @iov) of

@@ -503,13 +503,15 @@ static const struct gba_eng_ops fe_ops = {
 	.remote_event = fe_event,
 };
 
-static int fe_open_eager(struct fe *fe, uint32_t rx_slots, uint32_t max_ops,
-			 uint32_t eager_max, const struct gba_eng_ops *ops)
+static int fe_open_flags(struct fe *fe, uint32_t rx_slots, uint32_t max_ops,
+			 uint32_t eager_max, uint32_t flags,
+			 const struct gba_eng_ops *ops)
 {
 	struct gba_eng_ep_attr attr = {
 		.rx_slots = rx_slots,
 		.max_ops = max_ops,
 		.eager_max = eager_max,
+		.flags = flags,
 		.ops = ops,
 		.ctx = fe,
 	};
@@ -521,6 +523,12 @@ static int fe_open_eager(struct fe *fe, uint32_t rx_slots, uint32_t max_ops,
 	if (!fe->done || !fe->status)
 		return -ENOMEM;
 	return gba_eng_ep_open(&attr, &fe->ep);
+}
+
+static int fe_open_eager(struct fe *fe, uint32_t rx_slots, uint32_t max_ops,
+			 uint32_t eager_max, const struct gba_eng_ops *ops)
+{
+	return fe_open_flags(fe, rx_slots, max_ops, eager_max, 0, ops);
 }
 
 static int fe_open_ops(struct fe *fe, uint32_t rx_slots, uint32_t max_ops,
@@ -2282,6 +2290,157 @@ static void atomic_child(struct shared *sh, int arg)
 #undef AT_OK
 }
 
+/*
+ * Shared gets (GBA_ENG_EP_SHARED_GET): the parent is the target of two
+ * endpoints, one sharing and one not; the child gets from both.
+ */
+#define SHSZ ((size_t)1 << 20)
+#define SHREG (SHSZ + 3 * 4096)
+
+static void shared_get_child(struct shared *sh, int arg)
+{
+	size_t cap = SHSZ + 4096, cnt, sizes[] = {SHSZ, GBA_ENG_SHARE_MIN,
+						  GBA_ENG_SHARE_MIN - 1,
+						  SHSZ / 2 + 4097};
+	char *b = aligned_alloc(4096, cap);
+	struct iovec iov[GBA_ENG_MAX_IOV], one;
+	struct gba_eng_peer *p, *q;
+	uint64_t base = sh->raddr[0], nshared;
+	unsigned k, v;
+	struct fe fe;
+
+	(void)arg;
+	CHK(b);
+	CHKEQ(fe_open(&fe, 0, 0), 0);
+	sh->addr[2] = *fe_addr(&fe);
+	CHKEQ(gba_eng_peer_get(fe.ep, &sh->addr[0], &p), 0);
+	CHKEQ(gba_eng_peer_get(fe.ep, &sh->addr[1], &q), 0);
+	atomic_store(&sh->ready[1], 1);
+
+	/* from the sharing endpoint, whole and cut into pieces, at offsets */
+	for (k = 0; k < 4; k++)
+		for (v = 0; v < 2; v++) {
+			nshared = gba_eng_shared_gets(fe.ep);
+			memset(b, CANARY, cap);
+			cnt = spread(b, sizes[k], v, iov);
+			CHKEQ(RUN(&fe, gba_eng_get(fe.ep, p, iov, cnt,
+						   base + 4096 * k + v, 0x51,
+						   0, COOKIE)),
+			      0);
+			CHKEQ(check_rx(b, cap, iov, cnt, 0x51, 4096 * k + v,
+				       sizes[k]),
+			      -1);
+			/* shared from GBA_ENG_SHARE_MIN on */
+			CHKEQ(gba_eng_shared_gets(fe.ep) - nshared,
+			      sizes[k] >= GBA_ENG_SHARE_MIN);
+		}
+	/* the other endpoint copies all itself */
+	nshared = gba_eng_shared_gets(fe.ep);
+	memset(b, CANARY, cap);
+	cnt = spread(b, SHSZ, 1, iov);
+	CHKEQ(RUN(&fe, gba_eng_get(fe.ep, q, iov, cnt, base, 0x51, 0,
+				   COOKIE)),
+	      0);
+	CHKEQ(check_rx(b, cap, iov, cnt, 0x51, 0, SHSZ), -1);
+	CHKEQ(gba_eng_shared_gets(fe.ep), nshared);
+	/* beyond the region, a wrong key: refused before any notice */
+	one.iov_base = b;
+	one.iov_len = SHSZ;
+	CHKEQ(RUN(&fe, gba_eng_get(fe.ep, p, &one, 1, base + 4 * 4096, 0x51,
+				   0, COOKIE)),
+	      -ERANGE);
+	CHKEQ(RUN(&fe, gba_eng_get(fe.ep, p, &one, 1, base, 0x52, 0,
+				   COOKIE)),
+	      -ENOKEY);
+	CHKEQ(gba_eng_shared_gets(fe.ep), nshared);
+	/*
+	 * Order: a put into the get's tail, issued right after it, waits
+	 * (-EAGAIN) until the get's tail is copied, and the get does not
+	 * see it.
+	 */
+	{
+		char *pb = malloc(4096);
+		struct iovec piov = {pb, 4096};
+		uint64_t c1 = fe.ck++, c2 = fe.ck++;
+		double end = gba_t_now_ms() + 5000;
+		int ret;
+
+		CHK(pb);
+		for (k = 0; k < 4096; k++)
+			pb[k] = (char)pat(0x99, k);
+		memset(b, CANARY, cap);
+		one.iov_base = b;
+		one.iov_len = SHSZ;
+		CHKEQ(gba_eng_get(fe.ep, p, &one, 1, base, 0x51, 0, c1), 0);
+		CHKEQ(gba_eng_put(fe.ep, p, &piov, 1, base + SHSZ - 4096, 0x53,
+				  0, 0, c2),
+		      -EAGAIN);
+		while ((ret = gba_eng_put(fe.ep, p, &piov, 1,
+					  base + SHSZ - 4096, 0x53, 0, 0,
+					  c2)) == -EAGAIN &&
+		       gba_t_now_ms() < end)
+			spin_step(&fe);
+		CHKEQ(ret, 0);
+		CHKEQ(fe_wait(&fe, c1, 5000), 0);
+		CHKEQ(fe_wait(&fe, c2, 5000), 0);
+		CHKEQ(check_lin(b, SHSZ, 0x51, 0), -1);
+		CHKEQ(gba_eng_shared_gets(fe.ep), nshared + 1);
+		nshared++;
+		free(pb);
+	}
+	/* our half fails (our buffer's tail unwritable): the get fails */
+	CHK(mprotect(b + 4096 * 129, 4096 * 127, PROT_READ) == 0 ||
+	    !"mprotect");
+	one.iov_base = b + 4096;
+	one.iov_len = SHSZ - 8192;
+	CHKEQ(RUN(&fe, gba_eng_get(fe.ep, p, &one, 1, base, 0x51, 0,
+				   COOKIE)),
+	      -EFAULT);
+	CHKEQ(gba_eng_shared_gets(fe.ep), nshared);
+	CHKEQ(finish(&fe, sh, 2), 0);
+	fe_close(&fe);
+	_exit(0);
+}
+
+Test(fab, shared_get)
+{
+	struct shared *sh = shared_new();
+	char *reg = aligned_alloc(4096, SHREG);
+	struct fe fe, plain;
+	size_t i;
+
+	cr_assert(reg);
+	for (i = 0; i < SHREG; i++)
+		reg[i] = (char)pat(0x51, i);
+	cr_assert_eq(fe_open_flags(&fe, 0, 0, 0, 0x80, &fe_ops), -EINVAL);
+	cr_assert_eq(fe_open_flags(&fe, 0, 0, 0, GBA_ENG_EP_SHARED_GET,
+				   &fe_ops),
+		     0);
+	cr_assert_eq(fe_open(&plain, 0, 0), 0);
+	fe_reg(&fe, 0x51, reg, SHREG, GBA_ENG_ACCESS_READ);
+	fe_reg(&fe, 0x53, reg, SHREG, RW);
+	fe_reg(&plain, 0x51, reg, SHREG, GBA_ENG_ACCESS_READ);
+	sh->addr[0] = *fe_addr(&fe);
+	sh->addr[1] = *fe_addr(&plain);
+	sh->raddr[0] = (uintptr_t)reg;
+	kid("getter", shared_get_child, sh, 0);
+	/* both targets progress until the getter is through */
+	while (atomic_load(&sh->done) < 1) {
+		spin_step(&fe);
+		spin_step(&plain);
+		kids_poll();
+	}
+	cr_assert_eq(finish(&fe, sh, 2), 0);
+	kids_wait();
+	/* the source is unchanged but for the put */
+	cr_assert_eq(check_lin(reg, SHSZ - 4096, 0x51, 0), -1);
+	cr_assert_eq(check_lin(reg + SHSZ - 4096, 4096, 0x99, 0), -1);
+	cr_assert_eq(check_lin(reg + SHSZ, SHREG - SHSZ, 0x51, SHSZ), -1);
+	fe_close(&plain);
+	fe_close(&fe);
+	free(reg);
+}
+
 Test(fab, atomic_ops)
 {
 	struct shared *sh = shared_new();
@@ -2502,6 +2661,8 @@ static void survivor_child(struct shared *sh, int arg)
 	uint64_t x = 1, y = 0;
 	struct gba_eng_peer *p, *p2;
 	struct iovec iov = {big, sizeof(big)}, small = {big, 100};
+	/* a large get, but not shared: a shared one holds the atomic back */
+	struct iovec mid = {big, GBA_ENG_SHARE_MIN - 1};
 	double t;
 	struct fe fe;
 	int i;
@@ -2512,7 +2673,7 @@ static void survivor_child(struct shared *sh, int arg)
 	CHKEQ(gba_eng_peer_get(fe.ep, &sh->addr[1], &p), 0);
 	CHKEQ(gba_eng_send(fe.ep, p, &iov, 1, 1, 0, 0, 1), 0);
 	CHKEQ(gba_eng_put(fe.ep, p, &small, 1, 0x1000, 1, 0, 0, 2), 0);
-	CHKEQ(gba_eng_get(fe.ep, p, &iov, 1, 0x1000, 1, 0, 3), 0);
+	CHKEQ(gba_eng_get(fe.ep, p, &mid, 1, 0x1000, 1, 0, 3), 0);
 	CHKEQ(gba_eng_atomic(fe.ep, p, GBA_ENG_AOP_ADD, 0, 8, 1, &x, NULL, &y,
 			     0x1000, 1, 0, 0, 4),
 	      0);

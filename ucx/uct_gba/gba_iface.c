@@ -694,6 +694,8 @@ static UCS_CLASS_INIT_FUNC(uct_gba_iface_t, uct_md_h md, uct_worker_h worker,
     attr.ops      = &uct_gba_iface_fab_ops;
     attr.ctx      = self;
     attr.net_addr = (config->net_addr[0] != '\0') ? config->net_addr : NULL;
+    /* UCT reports no remote-read event: large gets are copied by both */
+    attr.flags    = GBA_ENG_EP_SHARED_GET;
     ret           = gba_eng_ep_open(&attr, &self->eng_ep);
     if (ret < 0) {
         ucs_error("gba: cannot open the fabric endpoint: %s",

@@ -141,8 +141,13 @@ int gba_eng_open(struct gba_ep *ep)
 		.addr = &ep->addr,
 		.max_ops = GBA_TX_SIZE,
 		.eager_max = (uint32_t)gba_params.eager_size,
-		/* a service others find by number: one endpoint holds it */
-		.flags = ep->addr_service ? GBA_ENG_EP_SERVICE : 0,
+		/*
+		 * a service others find by number: one endpoint holds it;
+		 * large reads of our memory shared with the reader, unless
+		 * FI_REMOTE_READ counters must count finished reads
+		 */
+		.flags = (ep->addr_service ? GBA_ENG_EP_SERVICE : 0) |
+			 (ep->caps & FI_RMA_EVENT ? 0 : GBA_ENG_EP_SHARED_GET),
 		.ops = &gba_eng_ops,
 		.ctx = ep,
 		.net_addr = gba_params.net_addr,
