@@ -13,6 +13,10 @@
 #     1 MiB with UCX_MEM_ALLOC_METHODS=heap on both sides (ucx_perftest's
 #     buffers from malloc, not from the md: gba cannot reach them with
 #     loads and stores), same pairs;
+#   - MPI over PML-UCX (mpirun --mca pml ucx, 2 ranks), gba,self vs
+#     posix,self: an 8-byte ping-pong, HPCC's ring step and a rank's
+#     exchange with itself (bench/gba_bench_mpi_pingpong -m 8 -b 0, of
+#     the build tree);
 #   - shmem_barrier_all (oshrun, SPML-UCX) with 2, 4 and 8 PEs, gba,self vs
 #     posix,self (bench/gba_bench_shmem_barrier.c, built here with oshcc).
 # Runs alternate between the two sides; the tables show medians of REPS
@@ -137,6 +141,46 @@ ucp "ucp ucp_put_bw 1 MiB" 7 -t ucp_put_bw -s 1048576 -n 2000
 ucp "ucp tag_bw 64 KiB" 7 -t tag_bw -s 65536 -n 20000
 ucp_heap "ucp tag_bw 64 KiB heap" 7 -t tag_bw -s 65536 -n 20000
 ucp_heap "ucp tag_bw 1 MiB heap" 7 -t tag_bw -s 1048576 -n 2000
+
+echo
+echo "== MPI over PML-UCX, 2 ranks: UCX_TLS=gba,self vs posix,self," \
+	"medians of $reps runs"
+pp=$top_builddir/bench/gba_bench_mpi_pingpong
+if [ -x "$pp" ] && command -v "${MPIRUN:-mpirun}" >/dev/null 2>&1; then
+	printf "%-24s %12s %12s %9s\n" test gba_us posix_us gba/posix
+	csv_name=ucx_mpi
+	csv_open ucx_mpi "test,gba_us,posix_us"
+	: >"$tmp/mpi.gba"
+	: >"$tmp/mpi.posix"
+	r=1
+	while [ $r -le "$reps" ]; do
+		for tls in gba posix; do
+			# Open MPI 4.1's PML-UCX declines shared-memory-only
+			# transports unless told to take any
+			timeout 120 "${MPIRUN:-mpirun}" --allow-run-as-root \
+				--oversubscribe --bind-to none -np 2 \
+				--mca pml ucx --mca pml_ucx_tls any \
+				--mca pml_ucx_devices any -x LD_PRELOAD="$mod" \
+				-x UCX_TLS=$tls,self "$pp" -m 8 -b 0 \
+				>>"$tmp/mpi.$tls" 2>/dev/null ||
+				{ status=1; echo "FAILED: MPI over $tls,self"; }
+		done
+		r=$((r + 1))
+	done
+	for kind in mpi mpi_ring mpi_self; do
+		g=$(sed -n "s/^$kind size=8 .* us=//p" "$tmp/mpi.gba" | tr '\n' ' ')
+		p=$(sed -n "s/^$kind size=8 .* us=//p" "$tmp/mpi.posix" |
+			tr '\n' ' ')
+		case $kind in
+		mpi) name="mpi ping-pong 8 B" ;;
+		mpi_ring) name="mpi ring step 8 B" ;;
+		*) name="mpi self exchange 8 B" ;;
+		esac
+		show "$name" "$g" "$p"
+	done
+else
+	echo "skipped: no $pp or no mpirun"
+fi
 
 echo
 echo "== shmem_barrier_all (oshrun, SPML-UCX): gba,self vs posix,self"
