@@ -16,6 +16,9 @@
  *        MPI_Isend, MPI_Waitall), rank 1 sleeping meanwhile: what the
  *        MPI layers and the transport's own loopback path cost per
  *        message pair, no cache line crossing CPUs.
+ *   test an MPI_Test that finds nothing (an MPI_ANY_SOURCE receive no
+ *        one sends to), both ranks at once: what a program polling for
+ *        messages (HPCC's MPIRandomAccess) pays per poll; nanoseconds.
  *   bw   rank 1 pre-posts -W MPI_Irecv, sends a zero-byte go message,
  *        rank 0 sends -W MPI_Isend and MPI_Waitall; MB/s (10^6 bytes),
  *        median of -r rounds.
@@ -30,6 +33,7 @@
  *   ...
  *   mpi_ring size=8 iters=10000 us=0.500
  *   mpi_self size=8 iters=10000 us=0.200
+ *   mpi_test size=0 iters=1000000 ns=20.0
  *   mpi_bw size=1048576 window=64 MBps=5000.0
  * Ranks other than 0 and 1 only take part in the barriers.
  */
@@ -151,6 +155,37 @@ static void self_exchange(int rank, char *sbuf, char *rbuf, size_t size,
 	MPI_Wait(&req[0], MPI_STATUS_IGNORE);
 }
 
+/*
+ * -r rounds of @iters MPI_Test on a receive nobody matches, on every
+ * rank at once; rank 0 prints the median time per call.
+ */
+static void empty_test(int rank, long iters, int rounds)
+{
+	MPI_Request req;
+	double ns[64], t0;
+	int r, done = 0;
+	char b[8];
+	long i;
+
+	MPI_Irecv(b, (int)sizeof(b), MPI_BYTE, MPI_ANY_SOURCE, TAG_RING + 2,
+		  MPI_COMM_WORLD, &req);
+	MPI_Barrier(MPI_COMM_WORLD);
+	for (r = -1; r < rounds; r++) {
+		t0 = MPI_Wtime();
+		for (i = 0; i < iters; i++)
+			MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+		if (r >= 0)
+			ns[r] = (MPI_Wtime() - t0) * 1e9 / iters;
+	}
+	MPI_Cancel(&req);
+	MPI_Wait(&req, MPI_STATUS_IGNORE);
+	if (done && rank == 0)
+		fprintf(stderr, "empty MPI_Test: a message matched\n");
+	if (rank == 0)
+		printf("mpi_test size=0 iters=%ld ns=%.1f\n", iters,
+		       gba_bench_median(ns, rounds));
+}
+
 int main(int argc, char **argv)
 {
 	size_t max = 1 << 20, bw_size = 1 << 20, xsize = 8, size;
@@ -265,6 +300,7 @@ int main(int argc, char **argv)
 	if (xsize) {
 		ring(rank, sbuf, rbuf, xsize, iters, rounds);
 		self_exchange(rank, sbuf, rbuf, xsize, iters, rounds);
+		empty_test(rank, iters * 100, rounds);
 	}
 
 	if (bw_size) {

@@ -14,9 +14,9 @@
 #     buffers from malloc, not from the md: gba cannot reach them with
 #     loads and stores), same pairs;
 #   - MPI over PML-UCX (mpirun --mca pml ucx, 2 ranks), gba,self vs
-#     posix,self: an 8-byte ping-pong, HPCC's ring step and a rank's
-#     exchange with itself (bench/gba_bench_mpi_pingpong -m 8 -b 0, of
-#     the build tree);
+#     posix,self: an 8-byte ping-pong, HPCC's ring step, a rank's
+#     exchange with itself and an MPI_Test that finds nothing
+#     (bench/gba_bench_mpi_pingpong -m 8 -b 0, of the build tree);
 #   - shmem_barrier_all (oshrun, SPML-UCX) with 2, 4 and 8 PEs, gba,self vs
 #     posix,self (bench/gba_bench_shmem_barrier.c, built here with oshcc).
 # Runs alternate between the two sides; the tables show medians of REPS
@@ -167,14 +167,16 @@ if [ -x "$pp" ] && command -v "${MPIRUN:-mpirun}" >/dev/null 2>&1; then
 		done
 		r=$((r + 1))
 	done
-	for kind in mpi mpi_ring mpi_self; do
-		g=$(sed -n "s/^$kind size=8 .* us=//p" "$tmp/mpi.gba" | tr '\n' ' ')
-		p=$(sed -n "s/^$kind size=8 .* us=//p" "$tmp/mpi.posix" |
+	for kind in mpi mpi_ring mpi_self mpi_test; do
+		g=$(sed -n "s/^$kind size=[08] .* [nu]s=//p" "$tmp/mpi.gba" |
+			tr '\n' ' ')
+		p=$(sed -n "s/^$kind size=[08] .* [nu]s=//p" "$tmp/mpi.posix" |
 			tr '\n' ' ')
 		case $kind in
 		mpi) name="mpi ping-pong 8 B" ;;
 		mpi_ring) name="mpi ring step 8 B" ;;
-		*) name="mpi self exchange 8 B" ;;
+		mpi_self) name="mpi self exchange 8 B" ;;
+		*) name="empty MPI_Test (ns)" ;;
 		esac
 		show "$name" "$g" "$p"
 	done
