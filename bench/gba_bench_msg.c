@@ -113,7 +113,7 @@ static struct {
 /* The mapping both processes share (ft_fork_run's). */
 struct bench_shared {
 	struct ft_shared ft[MAX_PROVS]; /* one name exchange per provider */
-	atomic_int self_done;		/* the first process's -L is over */
+	atomic_int self_done; /* the first process ran its -L rounds */
 };
 
 static struct bench_shared *shared_area;
@@ -387,7 +387,8 @@ static int xchg_round(struct bench *b, fi_addr_t peer, size_t size,
 				 TAG_DATA, 0, RX_CTX(b)));
 		b->rx_posted++;
 		POST(b, fi_tsend(b->r.ep, b->tx_buf, size, b->tx_desc, peer,
-				 TAG_DATA, &b->tx_ctx[b->tx_posted % opt.window]));
+				 TAG_DATA,
+				 &b->tx_ctx[b->tx_posted % opt.window]));
 		b->tx_posted++;
 		ret = wait_for(b, b->tx_posted, b->rx_posted);
 	}
@@ -482,7 +483,8 @@ static int run_size(struct bench *bs, int nb, size_t size, enum mode mode)
 	for (p = 0; !ret && p < nb; p++)
 		if (mode != MODE_BW || bs[p].rank == 1)
 			ret = check_payload(&bs[p],
-					    mode == MODE_SELF ? 0 : 1 - bs[p].rank,
+					    mode == MODE_SELF ? 0
+							      : 1 - bs[p].rank,
 					    size, name[mode]);
 	if (ret || bs[0].rank)
 		return ret;
@@ -613,6 +615,17 @@ static int exchange(struct bench *b, struct ft_shared *sh)
 	return 0;
 }
 
+/* The largest of @n @sizes and @floor. */
+static size_t max_of(const size_t *sizes, int n, size_t floor)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (sizes[i] > floor)
+			floor = sizes[i];
+	return floor;
+}
+
 static int child(int rank, void *shared, const struct ft_opts *o)
 {
 	struct bench bs[MAX_PROVS];
@@ -621,18 +634,10 @@ static int child(int rank, void *shared, const struct ft_opts *o)
 
 	(void)o;
 	shared_area = shared;
-	for (i = 0; i < opt.n_lat; i++)
-		if (opt.lat_sizes[i] > max_size)
-			max_size = opt.lat_sizes[i];
-	for (i = 0; i < opt.n_bw; i++)
-		if (opt.bw_sizes[i] > max_size)
-			max_size = opt.bw_sizes[i];
-	for (i = 0; i < opt.n_x; i++)
-		if (opt.x_sizes[i] > max_size)
-			max_size = opt.x_sizes[i];
-	for (i = 0; i < opt.n_s; i++)
-		if (opt.s_sizes[i] > max_size)
-			max_size = opt.s_sizes[i];
+	max_size = max_of(opt.lat_sizes, opt.n_lat, max_size);
+	max_size = max_of(opt.bw_sizes, opt.n_bw, max_size);
+	max_size = max_of(opt.x_sizes, opt.n_x, max_size);
+	max_size = max_of(opt.s_sizes, opt.n_s, max_size);
 	/* the providers under test, whatever the caller's environment */
 	setenv("FI_PROVIDER", opt.prov, 1);
 	memset(bs, 0, sizeof(bs));

@@ -18,7 +18,10 @@
 #     exchange with itself and an MPI_Test that finds nothing
 #     (bench/gba_bench_mpi_pingpong -m 8 -b 0, of the build tree);
 #   - shmem_barrier_all (oshrun, SPML-UCX) with 2, 4 and 8 PEs, gba,self vs
-#     posix,self (bench/gba_bench_shmem_barrier.c, built here with oshcc).
+#     posix,self (bench/gba_bench_shmem_barrier.c, built here with oshcc);
+#   - every PE adding to counters of random PEs at once (shmem_atomic_add,
+#     shmem_atomic_fetch_add; HPCC RandomAccess's pattern) with 2 and 4
+#     PEs, same pairs (bench/gba_bench_shmem_atomic.c, built here).
 # Runs alternate between the two sides; the tables show medians of REPS
 # runs (default 3) and the ratio gba/posix.
 # Usage: bench/run_ucx_bench.sh [MODULE]   (default: the build tree's
@@ -207,6 +210,42 @@ if command -v oshcc >/dev/null 2>&1 && command -v oshrun >/dev/null 2>&1 &&
 			r=$((r + 1))
 		done
 		show "$np" "$g" "$p"
+	done
+else
+	echo "skipped: no oshcc/oshrun"
+fi
+echo
+echo "== random-peer atomics (oshrun, SPML-UCX): gba,self vs posix,self," \
+	"ns per update of the slowest PE"
+if command -v oshcc >/dev/null 2>&1 && command -v oshrun >/dev/null 2>&1 &&
+   oshcc -O2 -I"$top_srcdir/bench" -o "$tmp/sha" \
+	   "$top_srcdir/bench/gba_bench_shmem_atomic.c"; then
+	printf "%-24s %12s %12s %9s\n" "PEs, operation" gba_ns posix_ns \
+		gba/posix
+	csv_name=shmem_atomic
+	csv_open shmem_atomic "np_op,gba_ns,posix_ns"
+	for np in 2 4; do
+		: >"$tmp/sha.gba"
+		: >"$tmp/sha.posix"
+		r=1
+		while [ $r -le "$reps" ]; do
+			for tls in gba posix; do
+				timeout 120 oshrun --allow-run-as-root \
+					--oversubscribe --bind-to none -np $np \
+					--mca osc ^rdma -x LD_PRELOAD="$mod" \
+					-x UCX_TLS=$tls,self "$tmp/sha" 50000 3 \
+					>>"$tmp/sha.$tls" 2>/dev/null ||
+					{ status=1; echo "FAILED: $np PEs, $tls"; }
+			done
+			r=$((r + 1))
+		done
+		for op in add fadd; do
+			g=$(sed -n "s/^shmem_atomic .* op=$op .* ns=//p" \
+				"$tmp/sha.gba" | tr '\n' ' ')
+			p=$(sed -n "s/^shmem_atomic .* op=$op .* ns=//p" \
+				"$tmp/sha.posix" | tr '\n' ' ')
+			show "$np $op" "$g" "$p"
+		done
 	done
 else
 	echo "skipped: no oshcc/oshrun"
