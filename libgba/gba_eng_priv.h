@@ -330,8 +330,7 @@ struct gba_eng_op {
 	struct iovec iov[GBA_ENG_MAX_IOV];
 	void *result; /* T_ATOMIC fetch: old values */
 	size_t result_len;
-	int share_status; /* shared T_GET: 0 (no notice yet), 1 (our half
-			     copied) or -errno */
+	int share_status; /* shared T_GET: our half's 0 or -errno */
 	bool share_wait;  /* shared T_GET asked for, no notice yet: counted
 			     in peer->share_wait */
 };

@@ -767,11 +767,9 @@ static void copy_tail(struct gba_eng_ep *ep, struct gba_eng_op *op,
 				 : gba_eng_cma((pid_t)op->peer->addr.pid, false,
 					       l, (size_t)n, &r, 1, 0,
 					       r.iov_len);
-	if (!op->share_status) {
-		op->share_status = 1;
+	if (!op->share_status)
 		__atomic_store_n(&ep->nshared, ep->nshared + 1,
 				 __ATOMIC_RELAXED);
-	}
 }
 
 void gba_eng_resp(struct gba_eng_ep *ep, const struct gba_eng_slot *slot)
@@ -794,7 +792,7 @@ void gba_eng_resp(struct gba_eng_ep *ep, const struct gba_eng_slot *slot)
 		gba_eng_op_share_done(op);
 		return;
 	}
-	if (!status && op->share_status < 0)
+	if (!status)
 		status = op->share_status; /* our half of a shared get */
 	if (len > GBA_ENG_INLINE || status > 0 || status < -GBA_ENG_ERRNO_MAX) {
 		gba_eng_bad_slot(ep, hdr,
