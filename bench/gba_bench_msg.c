@@ -40,6 +40,13 @@
  * and one bound FI_RECV, every wait a fi_cntr_wait; the lines are then
  * "clat" and "cbw".
  *
+ * With -F, every send's payload is written right before the send, inside
+ * the timed loop and alike for every provider, as an application sends
+ * data it has just produced: the sender's buffer is then in its own CPU's
+ * cache, modified, not a copy both CPUs keep from the last round (which
+ * favours a receiver reading the sender's memory over a copy through a
+ * queue); the lines are then "flat", "fbw", "fxlat" ("cflat" with -c).
+ *
  * Options:
  *   -p <list>     providers, comma separated (default gba)
  *   -S <list>     latency sizes, comma separated, k/m suffixes, or "none"
@@ -55,6 +62,7 @@
  *   -M <MB>       bandwidth bytes per round, in MB (default 64)
  *   -T <s>        give up after this many seconds (default 60)
  *   -c            counter completions (fi_cntr_wait) instead of a CQ
+ *   -F            write the payload before every send (fresh data)
  *   -v            print the names and every round's figure
  * Output (the first process), one line per provider and figure:
  *   info prov=gba fabric=gba inject_size=4032
@@ -63,6 +71,7 @@
  *   slat prov=gba size=8 iters=2000 us=0.100                 (-L)
  *   bw prov=gba size=1048576 window=64 windows=1 MBps=12000.0
  *   clat prov=gba size=8 iters=2000 us=0.600             (-c)
+ *   flat prov=gba size=8192 iters=1000 us=1.100          (-F)
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -92,7 +101,9 @@ static struct {
 	long iters, warmup, bw_warmup;
 	int rounds, window, mb, timeout_s;
 	int verbose;
-	int cntr; /* -c */
+	int cntr;	  /* -c */
+	int fresh;	  /* -F */
+	const char *kind; /* output prefix: "", "c", "f" or "cf" */
 } opt = {
 	.prov = "gba",
 	.provs = {"gba"},
@@ -108,6 +119,7 @@ static struct {
 	.window = 64,
 	.mb = 64,
 	.timeout_s = 60,
+	.kind = "",
 };
 
 /* The mapping both processes share (ft_fork_run's). */
@@ -276,8 +288,17 @@ static int post_recv(struct bench *b, size_t size)
 	return 0;
 }
 
+/* -F: write the @size bytes of the next send's payload (the pattern
+ * check_payload expects), as an application produces its data. */
+static void fresh_payload(struct bench *b, size_t size)
+{
+	if (opt.fresh)
+		memset(b->tx_buf, 0xa0 | b->rank, size);
+}
+
 static int post_send(struct bench *b, size_t size)
 {
+	fresh_payload(b, size);
 	if (size <= b->inject_size) {
 		POST(b, fi_tinject(b->r.ep, b->tx_buf, size, b->peer, TAG_DATA));
 		return 0;
@@ -386,6 +407,7 @@ static int xchg_round(struct bench *b, fi_addr_t peer, size_t size,
 		POST(b, fi_trecv(b->r.ep, b->rx_buf, size, b->rx_desc, peer,
 				 TAG_DATA, 0, RX_CTX(b)));
 		b->rx_posted++;
+		fresh_payload(b, size);
 		POST(b, fi_tsend(b->r.ep, b->tx_buf, size, b->tx_desc, peer,
 				 TAG_DATA,
 				 &b->tx_ctx[b->tx_posted % opt.window]));
@@ -490,9 +512,8 @@ static int run_size(struct bench *bs, int nb, size_t size, enum mode mode)
 		return ret;
 	for (p = 0; p < nb; p++) {
 		if (opt.verbose) {
-			printf("# %s%s prov=%s size=%zu rounds:",
-			       opt.cntr ? "c" : "", name[mode], bs[p].prov,
-			       size);
+			printf("# %s%s prov=%s size=%zu rounds:", opt.kind,
+			       name[mode], bs[p].prov, size);
 			for (r = 0; r < opt.rounds; r++)
 				printf(mode == MODE_BW ? " %.0f" : " %.3f",
 				       fig[p][r]);
@@ -500,13 +521,13 @@ static int run_size(struct bench *bs, int nb, size_t size, enum mode mode)
 		}
 		if (mode == MODE_BW)
 			printf("%sbw prov=%s size=%zu window=%d windows=%ld "
-			       "MBps=%.1f\n", opt.cntr ? "c" : "", bs[p].prov,
+			       "MBps=%.1f\n", opt.kind, bs[p].prov,
 			       size, opt.window, n,
 			       gba_bench_median(fig[p], opt.rounds));
 		else
 			printf("%s%s prov=%s size=%zu iters=%ld us=%.3f\n",
-			       opt.cntr ? "c" : "", name[mode], bs[p].prov,
-			       size, n, gba_bench_median(fig[p], opt.rounds));
+			       opt.kind, name[mode], bs[p].prov, size, n,
+			       gba_bench_median(fig[p], opt.rounds));
 	}
 	fflush(stdout);
 	return 0;
@@ -731,7 +752,8 @@ static void usage(const char *argv0)
 	fprintf(stderr,
 		"usage: %s [-p prov[,prov]] [-S sizes|none] [-X sizes|none]"
 		"\n\t[-L sizes|none] [-B sizes|none] [-I iters]"
-		"\n\t[-r rounds] [-w warmup] [-W window] [-M MB] [-T s] [-c] [-v]\n"
+		"\n\t[-r rounds] [-w warmup] [-W window] [-M MB] [-T s] [-c] [-F]"
+		"\n\t[-v]\n"
 		"sizes: comma separated, k and m suffixes (8,4k,1m)\n",
 		argv0);
 }
@@ -741,7 +763,7 @@ int main(int argc, char **argv)
 	struct ft_opts o = {0};
 	int c, warm_set = 0;
 
-	while ((c = getopt(argc, argv, "p:S:X:L:B:I:r:w:W:M:T:cvh")) != -1) {
+	while ((c = getopt(argc, argv, "p:S:X:L:B:I:r:w:W:M:T:cFvh")) != -1) {
 		switch (c) {
 		case 'p':
 			opt.prov = optarg;
@@ -786,6 +808,9 @@ int main(int argc, char **argv)
 		case 'c':
 			opt.cntr = 1;
 			break;
+		case 'F':
+			opt.fresh = 1;
+			break;
 		case 'v':
 			opt.verbose = 1;
 			break;
@@ -796,6 +821,7 @@ int main(int argc, char **argv)
 			goto bad;
 		}
 	}
+	opt.kind = opt.cntr ? (opt.fresh ? "cf" : "c") : (opt.fresh ? "f" : "");
 	if (warm_set)
 		opt.bw_warmup = opt.warmup < 2 ? opt.warmup : 2;
 	if (opt.iters < 1 || opt.rounds < 1 || opt.rounds > 64 ||

@@ -5,10 +5,11 @@
 # (gba_bench_floor), unpinned and pinned, for 2, 4 and 8 processes; self
 # RMA vs memcpy; tagged-message latency and bandwidth of two processes vs
 # libfabric's shm provider (with the medium sizes 4, 8 and 16 KiB, either
-# side of the inline limit), an exchange (both processes send at once)
-# and a process's exchange with itself vs shm, and the same ping-pong with
-# counter completions (fi_cntr_wait, as stock fi_rdm_cntr_pingpong) vs
-# shm; an MPI ping-pong, HPCC's ring step and a rank's exchange with
+# side of the inline limit, and again with the payload written before
+# every send, as an application's fresh data), an exchange (both
+# processes send at once) and a process's exchange with itself vs shm,
+# and the same ping-pong with counter completions (fi_cntr_wait, as
+# stock fi_rdm_cntr_pingpong) vs shm; an MPI ping-pong, HPCC's ring step and a rank's exchange with
 # itself over MTL-OFI + gba vs Open MPI's ob1 + vader; a chained schedule
 # (puts, barrier, puts) issued by the host vs as triggered work; and the
 # 8-byte ping-pong and exchange layer by layer (a cache line, the fabric
@@ -28,7 +29,8 @@
 #   the two sides; the tables show medians; default 5), MSG_LAT_SIZES and
 #   MSG_BW_SIZES (gba_bench_msg -S and -B lists), MSG_X_SIZES (its -X and
 #   -L lists, default 8), CNTR_LAT_SIZES (the -S
-#   list of the counter ping-pong), TRIG_REPS (repetitions
+#   list of the counter ping-pong), FRESH_SIZES (the -S and -B lists of
+#   the fresh-data run, default 4k,8k,16k), TRIG_REPS (repetitions
 #   of each way of gba_bench_trigger, default 50).
 # The figures are printed, never checked: a failed or hung run is reported
 # (exit status 1 at the end), slow figures are not.
@@ -42,6 +44,7 @@ reps=${REPS:-5}
 msg_lat=${MSG_LAT_SIZES:-8,64,1k,4032,4k,8k,16k,64k}
 msg_bw=${MSG_BW_SIZES:-4k,8k,16k,64k,1m}
 cntr_lat=${CNTR_LAT_SIZES:-8,4k,16k}
+fresh_sizes=${FRESH_SIZES:-4k,8k,16k}
 msg_x=${MSG_X_SIZES:-8}
 status=0
 tmp=$(mktemp -d)
@@ -240,6 +243,35 @@ echo "exchange, both processes at once (median of runs)"
 table xlat us "$tmp/msg.gba" "$tmp/msg.shm" gba shm us 8 msg_xlat
 echo "self exchange, one process with itself (median of runs)"
 table slat us "$tmp/msg.gba" "$tmp/msg.shm" gba shm us 8 msg_slat
+
+echo
+echo "== medium messages with fresh data, 2 forked processes: gba vs shm," \
+	"$reps runs"
+echo "   gba_bench_msg -F -p gba,shm: every payload written right before" \
+	"its send (in the timed loop, alike for"
+echo "   both), as an application sends data it has just produced; the" \
+	"tables above resend an unchanged buffer"
+: >"$tmp/fresh"
+r=1
+while [ "$r" -le "$reps" ]; do
+	provs=gba,shm
+	[ $((r % 2)) = 0 ] && provs=shm,gba
+	if ! "$dir/gba_bench_msg" -F -p "$provs" -T 120 -S "$fresh_sizes" \
+		-B "$fresh_sizes" >"$tmp/out" 2>"$tmp/err"; then
+		echo "FAILED: $dir/gba_bench_msg -F -p $provs -S $fresh_sizes" \
+			"-B $fresh_sizes"
+		cat "$tmp/out" "$tmp/err"
+		status=1
+	fi
+	grep -E '^(flat|fbw) ' "$tmp/out" >>"$tmp/fresh" || true
+	r=$((r + 1))
+done
+grep ' prov=gba ' "$tmp/fresh" >"$tmp/fresh.gba" || true
+grep ' prov=shm ' "$tmp/fresh" >"$tmp/fresh.shm" || true
+echo "latency, half round trip (median of runs)"
+table flat us "$tmp/fresh.gba" "$tmp/fresh.shm" gba shm us 8192 fresh_lat
+echo "bandwidth (median of runs)"
+table fbw MBps "$tmp/fresh.gba" "$tmp/fresh.shm" gba shm MBps 8192 fresh_bw
 
 echo
 echo "== counter ping-pong, 2 forked processes: gba vs shm, $reps runs"
