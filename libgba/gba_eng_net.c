@@ -25,8 +25,10 @@
  *
  * Cost for the shared-memory path: none while an endpoint has no
  * connection but a look at the listener (one accept4) every
- * GBA_NET_IDLE_POLLS-th progress call, at most every GBA_NET_IDLE_NS;
- * with connections, one poll() per progress call.
+ * GBA_NET_IDLE_POLLS-th progress call, at most every GBA_NET_IDLE_NS at
+ * first and, while the looks find nothing, less and less often, down to
+ * one every GBA_NET_IDLE_MAX_NS; with connections, one poll() per
+ * progress call.
  */
 #include "config.h"
 
@@ -54,8 +56,15 @@
 
 /* A blocking connect gives up after this long (-EHOSTUNREACH). */
 #define GBA_NET_CONNECT_MS 5000
-/* Without connections: look at the listener at most this often */
+/*
+ * Without connections: look at the listener at most this often, at first
+ * (peers on other hosts connect as a job starts); every look that finds
+ * nothing doubles the period, up to GBA_NET_IDLE_MAX_NS, how long the
+ * first frames of a peer that connects later may wait.  An endpoint
+ * polled without a pause so makes 1000 system calls a second, not 20000.
+ */
 #define GBA_NET_IDLE_NS (50ULL * 1000)
+#define GBA_NET_IDLE_MAX_NS (1000ULL * 1000)
 /* New operations are refused (-EAGAIN) above this many queued bytes. */
 #define GBA_NET_SNDQ_MAX (16UL << 20)
 /* Largest frame payload accepted (a message, a put, a get's answer). */
@@ -92,6 +101,7 @@ struct gba_eng_net {
 	uint32_t nconns;	    /* connections (ep->net_conns: a copy
 				       lock-free callers read) */
 	uint64_t last_ns;	    /* last look at the listener */
+	uint64_t idle_ns;	    /* period of those looks */
 	struct pollfd *pfds;	    /* poll() array, 1 + nconns */
 	struct gba_eng_conn **pconn;
 	uint32_t pcap;
@@ -221,6 +231,7 @@ int gba_eng_net_open(struct gba_eng_ep *ep, const char *spec, uint32_t service)
 	}
 	net->lfd = fd;
 	net->family = ss.ss_family;
+	net->idle_ns = GBA_NET_IDLE_NS;
 	memcpy(ep->addr.net, addr, sizeof(addr));
 	ep->addr.port = ss.ss_family == AF_INET
 				? ((struct sockaddr_in *)&ss)->sin_port
@@ -1058,7 +1069,7 @@ bool gba_eng_net_due(struct gba_eng_ep *ep)
 	struct gba_eng_net *net = ep->net;
 	uint64_t now = gba_now_ns();
 
-	if (now - net->last_ns < GBA_NET_IDLE_NS)
+	if (now - net->last_ns < net->idle_ns)
 		return false;
 	net->last_ns = now;
 	return true;
@@ -1073,10 +1084,17 @@ int gba_eng_net_progress(struct gba_eng_ep *ep)
 
 	if (!net->nconns) {
 		net_accept(ep);
-		if (!net->nconns)
+		if (!net->nconns) {
+			/* nobody: look again later than this time */
+			net->idle_ns = net->idle_ns * 2 < GBA_NET_IDLE_MAX_NS
+					       ? net->idle_ns * 2
+					       : GBA_NET_IDLE_MAX_NS;
 			return 0;
+		}
 	}
-	net->last_ns = 0; /* look at the listener again when idle */
+	/* look at the listener again when idle, and soon */
+	net->last_ns = 0;
+	net->idle_ns = GBA_NET_IDLE_NS;
 	if (net->pcap < net->nconns + 1) {
 		uint32_t cap = (net->nconns + 1) * 2;
 		struct pollfd *pf = realloc(net->pfds, cap * sizeof(*pf));

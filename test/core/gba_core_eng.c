@@ -15,6 +15,7 @@
  * (and a line on stderr), never through Criterion; the parent asserts on
  * it.  Addresses go between the processes in a MAP_SHARED struct.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -515,14 +516,23 @@ static int fe_open_flags(struct fe *fe, uint32_t rx_slots, uint32_t max_ops,
 		.ops = ops,
 		.ctx = fe,
 	};
+	int ret;
 
 	memset(fe, 0, sizeof(*fe));
 	fe->ck = 1;
 	fe->done = calloc(MAX_COOKIE, 1);
 	fe->status = calloc(MAX_COOKIE, sizeof(int));
 	if (!fe->done || !fe->status)
-		return -ENOMEM;
-	return gba_eng_ep_open(&attr, &fe->ep);
+		ret = -ENOMEM;
+	else
+		ret = gba_eng_ep_open(&attr, &fe->ep);
+	if (ret) {
+		free(fe->done);
+		free(fe->status);
+		fe->done = NULL;
+		fe->status = NULL;
+	}
+	return ret;
 }
 
 static int fe_open_eager(struct fe *fe, uint32_t rx_slots, uint32_t max_ops,
@@ -979,6 +989,89 @@ Test(fab, service_lookup_of_another_host)
 	cr_assert_eq(gba_eng_service_lookup(&sh->addr[1], 2000, &got),
 		     -EPROTO);
 	kids_wait();
+}
+
+/*
+ * The engine's looks at its TCP listener, counted: accept4 calls on a
+ * socket bound to listen_port (this process's; 0: none counted), and the
+ * connections they returned.
+ */
+static in_port_t listen_port;
+static atomic_int n_looks, n_accepted;
+
+int accept4(int fd, struct sockaddr *sa, socklen_t *len, int flags)
+{
+	static int (*next)(int, struct sockaddr *, socklen_t *, int);
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	bool watched;
+	int ret;
+
+	if (!next)
+		next = (int (*)(int, struct sockaddr *, socklen_t *, int))dlsym(
+			RTLD_NEXT, "accept4");
+	watched = listen_port &&
+		  !getsockname(fd, (struct sockaddr *)&ss, &sl) &&
+		  ss.ss_family == AF_INET &&
+		  ((struct sockaddr_in *)&ss)->sin_port == listen_port;
+	ret = next(fd, sa, len, flags);
+	if (watched) {
+		atomic_fetch_add(&n_looks, 1);
+		if (ret >= 0)
+			atomic_fetch_add(&n_accepted, 1);
+	}
+	return ret;
+}
+
+/*
+ * An endpoint nobody connects to looks at its listener less and less
+ * often (GBA_NET_IDLE_NS at first, at most every millisecond once idle),
+ * so a process polling without a pause makes few system calls; a peer
+ * that connects later is still taken within about that millisecond.
+ */
+Test(fab, listener_backoff)
+{
+	const struct gba_addr *a;
+	struct sockaddr_in in;
+	struct fe fe;
+	double t0, t;
+	int fd, looks;
+
+	cr_assert_eq(fe_open(&fe, 0, 0), 0);
+	a = gba_eng_ep_addr(fe.ep);
+	if (!a->port || a->net[10] != 0xff || a->net[11] != 0xff) {
+		fe_close(&fe);
+		cr_skip_test("no IPv4 TCP listener here (GBA_NET_ADDR)");
+		return;
+	}
+	listen_port = a->port;
+
+	/* 300 ms of idle progress: about 300 looks, not 6000 (every 50 us) */
+	t0 = gba_t_now_ms();
+	while (gba_t_now_ms() - t0 < 300)
+		gba_eng_progress(fe.ep);
+	looks = atomic_load(&n_looks);
+	cr_assert(looks >= 5 && looks < 1000,
+		  "%d looks at the listener in 300 ms of idle progress", looks);
+	cr_assert_eq(atomic_load(&n_accepted), 0);
+
+	/* a peer connecting now is taken within a look or two */
+	memset(&in, 0, sizeof(in));
+	in.sin_family = AF_INET;
+	memcpy(&in.sin_addr, a->net + 12, 4);
+	in.sin_port = a->port;
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	cr_assert(fd >= 0);
+	cr_assert_eq(connect(fd, (struct sockaddr *)&in, sizeof(in)), 0);
+	t0 = gba_t_now_ms();
+	while (!atomic_load(&n_accepted) && gba_t_now_ms() - t0 < 5000)
+		gba_eng_progress(fe.ep);
+	t = gba_t_now_ms() - t0;
+	cr_assert_eq(atomic_load(&n_accepted), 1, "not accepted in 5 s");
+	cr_assert(t < 100, "accepted %.1f ms after the connect", t);
+	close(fd);
+	listen_port = 0;
+	fe_close(&fe);
 }
 
 Test(fab, loopback)
