@@ -237,6 +237,29 @@ int ft_fork_run(const struct ft_opts *o, size_t size,
 	return ret;
 }
 
+/*
+ * After fi_getinfo failed for provider @prov with hints: say whether @prov
+ * answers without them (then a hint was not met; the provider's reason is
+ * at FI_LOG_LEVEL=info) or not at all (not loaded, or no local address).
+ */
+static void ft_getinfo_why(const char *prov)
+{
+	struct fi_info *hints = fi_allocinfo(), *info = NULL;
+	int ret;
+
+	if (!hints)
+		return;
+	hints->fabric_attr->prov_name = strdup(prov);
+	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info);
+	fprintf(stderr, "%s[%d]: fi_getinfo of %s without hints: %s\n", ft_prog,
+		(int)getpid(), prov,
+		ret ? fi_strerror(-ret)
+		    : "it answers (a hint was not met; FI_LOG_LEVEL=info "
+		      "says which)");
+	fi_freeinfo(info);
+	fi_freeinfo(hints);
+}
+
 int ft_open_attr(struct ft_res *r, const struct ft_open_attr *attr)
 {
 	struct fi_info *hints = fi_allocinfo();
@@ -261,8 +284,11 @@ int ft_open_attr(struct ft_res *r, const struct ft_open_attr *attr)
 	ret = fi_getinfo(FI_VERSION(1, 17), attr->node, NULL, attr->flags,
 			 hints, &r->info);
 	fi_freeinfo(hints);
-	if (ret)
-		return ft_err("fi_getinfo", ret);
+	if (ret) {
+		ret = ft_err("fi_getinfo", ret);
+		ft_getinfo_why(attr->prov);
+		return ret;
+	}
 	FT_CHECK(fi_fabric(r->info->fabric_attr, &r->fabric, NULL));
 	FT_CHECK(fi_domain(r->fabric, r->info, &r->domain, NULL));
 	if (attr->eq_size)
