@@ -208,6 +208,31 @@ for prog in manual auto; do
 	done
 done
 
+# msg_runs FILE KINDS ARGS...: $reps runs of gba_bench_msg -p gba,shm
+# (shm,gba every other run) with ARGS; the lines of KINDS (an -E
+# alternative: 'lat|bw') into FILE, then FILE.gba and FILE.shm by
+# provider.  A failed run is reported (status 1), the others kept.
+msg_runs() {
+	file=$1 kinds=$2
+	shift 2
+	: >"$file"
+	r=1
+	while [ "$r" -le "$reps" ]; do
+		provs=gba,shm
+		[ $((r % 2)) = 0 ] && provs=shm,gba
+		if ! "$dir/gba_bench_msg" -p "$provs" -T 120 "$@" \
+			>"$tmp/out" 2>"$tmp/err"; then
+			echo "FAILED: $dir/gba_bench_msg -p $provs $*"
+			cat "$tmp/out" "$tmp/err"
+			status=1
+		fi
+		grep -E "^($kinds) " "$tmp/out" >>"$file" || true
+		r=$((r + 1))
+	done
+	grep ' prov=gba ' "$file" >"$file.gba" || true
+	grep ' prov=shm ' "$file" >"$file.shm" || true
+}
+
 echo
 echo "== tagged messages, 2 forked processes: gba vs libfabric shm" \
 	"(FI_PROVIDER=gba,shm), $reps runs"
@@ -217,24 +242,8 @@ echo "   inject_size, fi_tsend above; bandwidth: window of 64 fi_tsend;" \
 	"exchange: both send at once"
 echo "   (fi_trecv, fi_tsend with a completion, as MTL-OFI's MPI_Isend);" \
 	"self exchange: one process with itself"
-: >"$tmp/msg"
-r=1
-while [ "$r" -le "$reps" ]; do
-	provs=gba,shm
-	[ $((r % 2)) = 0 ] && provs=shm,gba
-	if ! "$dir/gba_bench_msg" -p "$provs" -T 120 -S "$msg_lat" \
-		-X "$msg_x" -L "$msg_x" -B "$msg_bw" >"$tmp/out" \
-		2>"$tmp/err"; then
-		echo "FAILED: $dir/gba_bench_msg -p $provs -S $msg_lat" \
-			"-X $msg_x -L $msg_x -B $msg_bw"
-		cat "$tmp/out" "$tmp/err"
-		status=1
-	fi
-	grep -E '^(lat|xlat|slat|bw) ' "$tmp/out" >>"$tmp/msg" || true
-	r=$((r + 1))
-done
-grep ' prov=gba ' "$tmp/msg" >"$tmp/msg.gba" || true
-grep ' prov=shm ' "$tmp/msg" >"$tmp/msg.shm" || true
+msg_runs "$tmp/msg" 'lat|xlat|slat|bw' -S "$msg_lat" -X "$msg_x" \
+	-L "$msg_x" -B "$msg_bw"
 echo "latency, half round trip (median of runs; target at 8 B: gba/shm <= 0.70)"
 table lat us "$tmp/msg.gba" "$tmp/msg.shm" gba shm us 8 msg_lat
 echo "bandwidth (median of runs; target at 1 MiB: gba/shm >= 1.00)"
@@ -251,23 +260,7 @@ echo "   gba_bench_msg -F -p gba,shm: every payload written right before" \
 	"its send (in the timed loop, alike for"
 echo "   both), as an application sends data it has just produced; the" \
 	"tables above resend an unchanged buffer"
-: >"$tmp/fresh"
-r=1
-while [ "$r" -le "$reps" ]; do
-	provs=gba,shm
-	[ $((r % 2)) = 0 ] && provs=shm,gba
-	if ! "$dir/gba_bench_msg" -F -p "$provs" -T 120 -S "$fresh_sizes" \
-		-B "$fresh_sizes" >"$tmp/out" 2>"$tmp/err"; then
-		echo "FAILED: $dir/gba_bench_msg -F -p $provs -S $fresh_sizes" \
-			"-B $fresh_sizes"
-		cat "$tmp/out" "$tmp/err"
-		status=1
-	fi
-	grep -E '^(flat|fbw) ' "$tmp/out" >>"$tmp/fresh" || true
-	r=$((r + 1))
-done
-grep ' prov=gba ' "$tmp/fresh" >"$tmp/fresh.gba" || true
-grep ' prov=shm ' "$tmp/fresh" >"$tmp/fresh.shm" || true
+msg_runs "$tmp/fresh" 'flat|fbw' -F -S "$fresh_sizes" -B "$fresh_sizes"
 echo "latency, half round trip (median of runs)"
 table flat us "$tmp/fresh.gba" "$tmp/fresh.shm" gba shm us 8192 fresh_lat
 echo "bandwidth (median of runs)"
@@ -279,22 +272,7 @@ echo "   gba_bench_msg -c -p gba,shm: completions counted (a counter bound" \
 	"FI_SEND, one FI_RECV, CQ bound"
 echo "   FI_SELECTIVE_COMPLETION), every wait a fi_cntr_wait: the objects" \
 	"and waits of stock fi_rdm_cntr_pingpong"
-: >"$tmp/cntr"
-r=1
-while [ "$r" -le "$reps" ]; do
-	provs=gba,shm
-	[ $((r % 2)) = 0 ] && provs=shm,gba
-	if ! "$dir/gba_bench_msg" -c -p "$provs" -T 120 -S "$cntr_lat" \
-		-B none >"$tmp/out" 2>"$tmp/err"; then
-		echo "FAILED: $dir/gba_bench_msg -c -p $provs -S $cntr_lat"
-		cat "$tmp/out" "$tmp/err"
-		status=1
-	fi
-	grep -E '^clat ' "$tmp/out" >>"$tmp/cntr" || true
-	r=$((r + 1))
-done
-grep ' prov=gba ' "$tmp/cntr" >"$tmp/cntr.gba" || true
-grep ' prov=shm ' "$tmp/cntr" >"$tmp/cntr.shm" || true
+msg_runs "$tmp/cntr" clat -c -S "$cntr_lat" -B none
 echo "latency, half round trip (median of runs)"
 table clat us "$tmp/cntr.gba" "$tmp/cntr.shm" gba shm us 8 cntr_lat
 
