@@ -819,7 +819,6 @@ ssize_t gba_eng_rx_copy(struct gba_eng_ep *ep, const struct gba_eng_rx *rx,
 	size_t len;
 	int ret;
 
-	(void)ep;
 	/* the common case: a payload in the queue into one buffer */
 	if (count == 1 && iov && rx && rx->payload && !offset) {
 		len = rx->len < iov->iov_len ? rx->len : iov->iov_len;
@@ -844,7 +843,13 @@ ssize_t gba_eng_rx_copy(struct gba_eng_ep *ep, const struct gba_eng_rx *rx,
 			    len);
 		return (ssize_t)len;
 	}
-	if (rx->local) {
+	/*
+	 * In this endpoint's queue, or a large message from this process
+	 * (an endpoint sending to itself or to another of its process's):
+	 * either way in this address space, no cross-memory attach.
+	 */
+	if (rx->local || (ep && rx->src.pid == ep->addr.pid &&
+			  rx->src.host_id == ep->addr.host_id)) {
 		struct iov_cur src = {rx->iov, rx->iov_count, 0, 0};
 		size_t i, left = len, take;
 

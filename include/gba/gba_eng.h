@@ -514,9 +514,11 @@ uint64_t gba_eng_shared_gets(const struct gba_eng_ep *ep);
 /*
  * gba_eng_rx_copy - copy bytes [@offset, @offset + len of @iov) of
  * message @rx into @iov (@count entries), stopping at the end of the
- * message.  Returns the number of bytes copied or a negative errno
- * (-EPIPE/-ESRCH sender gone, -EFAULT, -EPERM cross-memory attach
- * refused).
+ * message.  A large message is read from the sender's memory with
+ * cross-memory attach, or with a plain copy when the sender is an
+ * endpoint of this process.  Returns the number of bytes copied or a
+ * negative errno (-EPIPE/-ESRCH sender gone, -EFAULT, -EPERM
+ * cross-memory attach refused).
  */
 ssize_t gba_eng_rx_copy(struct gba_eng_ep *ep, const struct gba_eng_rx *rx,
 			const struct iovec *iov, size_t count, size_t offset);
