@@ -677,6 +677,15 @@ static pid_t dead_pid(void)
 
 /* ---- 1. Endpoints and addresses (one process) --------------------------- */
 
+/* @a's IPv4 network address (IPv4-mapped in addr.net) and TCP port. */
+static void addr_in(const struct gba_addr *a, struct sockaddr_in *in)
+{
+	memset(in, 0, sizeof(*in));
+	in->sin_family = AF_INET;
+	memcpy(&in->sin_addr, a->net + 12, 4);
+	in->sin_port = a->port;
+}
+
 /*
  * A TCP port of @a's network address that nothing listens on (bound,
  * then closed: connecting to it is refused).
@@ -689,9 +698,8 @@ static uint16_t closed_port(const struct gba_addr *a)
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 
 	cr_assert_geq(fd, 0);
-	memset(&in, 0, sizeof(in));
-	in.sin_family = AF_INET;
-	memcpy(&in.sin_addr, a->net + 12, 4);
+	addr_in(a, &in);
+	in.sin_port = 0;
 	cr_assert_eq(bind(fd, (struct sockaddr *)&in, sizeof(in)), 0);
 	cr_assert_eq(getsockname(fd, (struct sockaddr *)&in, &len), 0);
 	port = in.sin_port;
@@ -914,10 +922,7 @@ static void svc_garbage_child(struct shared *sh, int arg)
 
 	(void)arg;
 	CHK(fd >= 0);
-	memset(&in, 0, sizeof(in));
-	in.sin_family = AF_INET;
-	memcpy(&in.sin_addr, sh->addr[1].net + 12, 4);
-	in.sin_port = sh->addr[1].port;
+	addr_in(&sh->addr[1], &in);
 	CHKEQ(bind(fd, (struct sockaddr *)&in, sizeof(in)), 0);
 	CHKEQ(listen(fd, 4), 0);
 	atomic_store(&sh->ready[1], 1);
@@ -1056,10 +1061,7 @@ Test(fab, listener_backoff)
 	cr_assert_eq(atomic_load(&n_accepted), 0);
 
 	/* a peer connecting now is taken within a look or two */
-	memset(&in, 0, sizeof(in));
-	in.sin_family = AF_INET;
-	memcpy(&in.sin_addr, a->net + 12, 4);
-	in.sin_port = a->port;
+	addr_in(a, &in);
 	fd = socket(AF_INET, SOCK_STREAM, 0);
 	cr_assert(fd >= 0);
 	cr_assert_eq(connect(fd, (struct sockaddr *)&in, sizeof(in)), 0);
