@@ -884,7 +884,7 @@ Test(atomic, argument_errors_perform_nothing)
 Test(atomic, destinations)
 {
 	struct fi_av_attr av_attr = {.type = FI_AV_TABLE};
-	struct gba_addr other = prov_addr((uint32_t)getpid() + 1, 1);
+	struct gba_addr other = prov_absent_addr();
 	struct catom_env e, peer;
 	struct fid_ep *bare;
 	struct fid_av *av;
@@ -1006,7 +1006,7 @@ Test(atomic, triggered_forms_fire_at_threshold)
 {
 	struct fi_cntr_attr cattr = {.events = FI_CNTR_EVENTS_COMP};
 	struct fi_av_attr av_attr = {.type = FI_AV_TABLE};
-	struct gba_addr other = prov_addr((uint32_t)getpid() + 1, 1);
+	struct gba_addr other = prov_absent_addr();
 	struct fi_triggered_context t1 = {0}, t2, t3;
 	struct fi_msg_atomic msg = {0};
 	struct fi_rma_ioc rma;

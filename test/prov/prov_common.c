@@ -116,6 +116,11 @@ struct gba_addr prov_addr(uint32_t pid, uint32_t ep)
 	return a;
 }
 
+struct gba_addr prov_absent_addr(void)
+{
+	return prov_addr(UINT32_C(1) << 30, 1);
+}
+
 uint64_t prov_now_ms(void)
 {
 	struct timespec ts;

@@ -46,6 +46,13 @@ void prov_teardown(void);
 
 /* A well-formed gba address of this host: pid @pid, endpoint @ep. */
 struct gba_addr prov_addr(uint32_t pid, uint32_t ep);
+/*
+ * A well-formed gba address of this host that no process can hold: its pid
+ * is above the kernel's PID_MAX_LIMIT (2^22). Not getpid() + 1: Criterion
+ * runs each test in its own process, and the next pid is often a sibling
+ * test with endpoint 1 open.
+ */
+struct gba_addr prov_absent_addr(void);
 
 /* Milliseconds of CLOCK_MONOTONIC. */
 uint64_t prov_now_ms(void);

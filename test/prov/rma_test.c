@@ -325,7 +325,7 @@ Test(rma, target_errors_complete_in_error)
 Test(rma, destinations)
 {
 	struct fi_av_attr av_attr = {.type = FI_AV_TABLE};
-	struct gba_addr other = prov_addr((uint32_t)getpid() + 1, 1);
+	struct gba_addr other = prov_absent_addr();
 	struct fid_ep *bare;
 	struct fid_av *av;
 	struct rma_env e, peer;
@@ -606,7 +606,7 @@ Test(rma, triggered_read_and_post_time_errors)
 {
 	struct fi_cntr_attr cattr = {.events = FI_CNTR_EVENTS_COMP};
 	struct fi_av_attr av_attr = {.type = FI_AV_TABLE};
-	struct gba_addr other = prov_addr((uint32_t)getpid() + 1, 1);
+	struct gba_addr other = prov_absent_addr();
 	struct fi_triggered_context tctx = {0};
 	struct fi_cq_data_entry c;
 	struct fid_cntr *trig;
