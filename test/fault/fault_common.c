@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include <gba/gba_fault.h>
+#include <gba/gba_job.h>
 
 #include "fault_common.h"
 
@@ -160,16 +162,18 @@ int fault_publish(struct fault_shared *sh, int rank, int n, const void *addr,
 	return 0;
 }
 
-/* Queue and service files of this user that no live process holds. */
+/* Queue and service files of this user and job that no process holds. */
 static int count_leftovers(void)
 {
-	char fab[32], svc[32], path[300];
+	char fab[64], svc[64], path[300];
 	struct dirent *de;
 	int fd, n = 0;
 	DIR *dir;
 
-	snprintf(fab, sizeof(fab), "gba-fab-%u-", (unsigned)getuid());
-	snprintf(svc, sizeof(svc), "gba-svc-%u-", (unsigned)getuid());
+	snprintf(fab, sizeof(fab), "gba-fab-%u-%016" PRIx64 "-",
+		 (unsigned)getuid(), gba_job_id());
+	snprintf(svc, sizeof(svc), "gba-svc-%u-%016" PRIx64 "-",
+		 (unsigned)getuid(), gba_job_id());
 	dir = opendir("/dev/shm");
 	if (!dir)
 		return 0;
@@ -443,7 +447,7 @@ int fault_main(int argc, char **argv, const struct fault_stack *stack)
 	uint32_t after_iters = 20;
 	struct fault_shared *sh;
 	int c, i, leftovers, after = 0;
-	char fault[64];
+	char fault[64], job[32];
 
 	while ((c = getopt(argc, argv, "n:T:s:P:d:N:k:w:W:a:vh")) != -1) {
 		switch (c) {
@@ -491,6 +495,13 @@ int fault_main(int argc, char **argv, const struct fault_stack *stack)
 	    t.stop == -2 || t.point == -2 || delay_max < 0 || passes_max < 1 ||
 	    fault_opts.wait_ms <= 0 || t.hang_ms <= fault_opts.wait_ms)
 		goto usage;
+	/* the trial's own job, for its members and count_leftovers */
+	snprintf(job, sizeof(job), "fault-%u", seed);
+	if (setenv("GBA_JOB", job, 1) || strcmp(gba_job_key() + 4, job)) {
+		fprintf(stderr, "fault: cannot make %s the trial's job (%s)\n",
+			job, gba_job_key());
+		return 1;
+	}
 	srand(seed);
 	t.victim = rand() % fault_opts.nprocs;
 	t.delay = t.point < 0 ? (delay_max ? rand() % (delay_max + 1) : 0)

@@ -29,9 +29,12 @@
  *             yet when its sender died, uct_gba(7)), not a failure;
  *   bad       messages whose checksum, sender, size or iteration is
  *             wrong;
- *   leftovers queue and service files of /dev/shm that no live process
- *             holds once a new endpoint was opened after the trial (the
- *             next endpoint reaps them);
+ *   leftovers queue and service files of the trial's job in /dev/shm
+ *             that no live process holds once a new endpoint was opened
+ *             after the trial (the next endpoint reaps them).  The trial
+ *             is job GBA_JOB=fault-<seed>, so that the files of other
+ *             programs the user runs meanwhile (make check's other
+ *             tests, which kill processes too) are not counted;
  *   after     a new job (another GBA_JOB) of 3 members then runs -a
  *             fault-free iterations: 0 when it did, 1 when it failed.
  *

@@ -7,7 +7,8 @@
 # holding a chunk),
 # the victim killed or stopped at random; every trial must end with
 # every survivor reporting the fault, no hang, no lost or corrupt
-# message, no leftover file, and a new job running after it.
+# message, no leftover file of the trial's job, and a new job running
+# after it.
 # FAULT_SEED fixes the first seed (default: the time).
 set -u
 dir=${top_builddir:-.}/test/fault
