@@ -447,7 +447,7 @@ int fault_main(int argc, char **argv, const struct fault_stack *stack)
 	uint32_t after_iters = 20;
 	struct fault_shared *sh;
 	int c, i, leftovers, after = 0;
-	char fault[64], job[32];
+	char fault[64], job[32], key[40];
 
 	while ((c = getopt(argc, argv, "n:T:s:P:d:N:k:w:W:a:vh")) != -1) {
 		switch (c) {
@@ -495,11 +495,12 @@ int fault_main(int argc, char **argv, const struct fault_stack *stack)
 	    t.stop == -2 || t.point == -2 || delay_max < 0 || passes_max < 1 ||
 	    fault_opts.wait_ms <= 0 || t.hang_ms <= fault_opts.wait_ms)
 		goto usage;
-	/* the trial's own job, for its members and count_leftovers */
+	/* the trial's own job (key "gba:fault-<seed>"), for its members
+	 * and count_leftovers */
 	snprintf(job, sizeof(job), "fault-%u", seed);
-	if (setenv("GBA_JOB", job, 1) || strcmp(gba_job_key() + 4, job)) {
-		fprintf(stderr, "fault: cannot make %s the trial's job (%s)\n",
-			job, gba_job_key());
+	snprintf(key, sizeof(key), "gba:%s", job);
+	if (setenv("GBA_JOB", job, 1) || strcmp(gba_job_key(), key)) {
+		fprintf(stderr, "fault: job %s, not %s\n", gba_job_key(), key);
 		return 1;
 	}
 	srand(seed);
