@@ -414,7 +414,8 @@ static uct_ep_h ep_to_new_iface(uct_md_h md, uct_worker_h worker,
 
 /* Large am_bcopy messages take chunks of the sender's transmit region
  * until their receiver has run the handler: a receiver that never does
- * holds 16 and the 17th send is refused, until it closes and the sender
+ * holds all 64 (UCX_GBA_TX_CHUNKS' default) and the 65th send is refused,
+ * until it closes and the sender
  * takes its chunks back (within UCT_GBA_CHUNK_CHECK_MS of asking); then
  * another receiver gets the message, the bytes intact */
 static void test_chunks(uct_md_h md, uct_worker_h worker,
@@ -430,7 +431,7 @@ static void test_chunks(uct_md_h md, uct_worker_h worker,
 	to_other = ep_to_new_iface(md, worker, config, NULL, iface, &other);
 	REQUIRE(uct_iface_set_am_handler(other, 3, self_am_handler, NULL, 0) ==
 		UCS_OK);
-	for (i = 0; i < 16; i++)
+	for (i = 0; i < 64; i++)
 		CHECK(uct_ep_am_bcopy(to_idle, 3, self_am_pack, &length, 0) ==
 		      10000);
 	CHECK(uct_ep_am_bcopy(to_other, 3, self_am_pack, &length, 0) ==
@@ -451,6 +452,132 @@ static void test_chunks(uct_md_h md, uct_worker_h worker,
 	      self_am.first == 0x11 && self_am.last == 0x5a);
 	uct_ep_destroy(to_other);
 	uct_iface_close(other);
+}
+
+/* What keep_chunk_handler saw: the messages, those it kept (their data),
+ * and whether it may keep more */
+static struct {
+	unsigned count, flagged, bad;
+	int keep;
+	unsigned nkept;
+	unsigned char *kept[64];
+} chunk_rx;
+
+#define CHUNK_MSG_LEN 10000
+
+/* A message of CHUNK_MSG_LEN bytes, every byte *@arg */
+static size_t chunk_pack(void *dest, void *arg)
+{
+	memset(dest, *(unsigned char *)arg, CHUNK_MSG_LEN);
+	return CHUNK_MSG_LEN;
+}
+
+static ucs_status_t keep_chunk_handler(void *arg, void *data, size_t length,
+				       unsigned flags)
+{
+	unsigned char *p = data;
+
+	chunk_rx.count++;
+	if (length != CHUNK_MSG_LEN || p[0] != p[length - 1])
+		chunk_rx.bad++;
+	if (!(flags & UCT_CB_PARAM_FLAG_DESC))
+		return UCS_OK;
+	chunk_rx.flagged++;
+	if (!chunk_rx.keep || chunk_rx.nkept == 64)
+		return UCS_OK;
+	/* the headroom is the handler's to write, as UCP's descriptor */
+	memset(p - 40, 0xee, 40);
+	chunk_rx.kept[chunk_rx.nkept++] = p;
+	return UCS_INPROGRESS;
+}
+
+/* Progress @iface until keep_chunk_handler has seen @count messages */
+static void chunk_rx_wait(uct_iface_h iface, unsigned count)
+{
+	int i;
+
+	for (i = 0; i < 100000 && chunk_rx.count < count; i++)
+		uct_iface_progress(iface);
+	CHECK(chunk_rx.count == count);
+}
+
+/* A handler may keep a large am_bcopy's chunk as its receive descriptor
+ * (UCT_CB_PARAM_FLAG_DESC, the interface's 40-byte headroom before the
+ * data): the receivers of a sender keep at most 48 of its 64 chunks at
+ * once, later messages come without the flag, and the sender goes on
+ * sending through the other 16 (exactly 16 more while the receiver does
+ * not look).  A kept message stays intact while the sender reuses the
+ * other chunks; uct_iface_release_desc frees its chunk for the sender.
+ * With a headroom that does not fit a chunk's header, no message comes
+ * with the flag. */
+static void test_chunk_keep(uct_md_h md, uct_worker_h worker,
+			    uct_iface_config_t *config, uct_iface_h iface)
+{
+	uct_iface_params_t params;
+	uct_iface_h sender, receiver;
+	unsigned char value;
+	uct_ep_h ep;
+	unsigned i;
+
+	uct_ep_destroy(
+		ep_to_new_iface(md, worker, config, NULL, iface, &sender));
+	iface_params(&params, "gba");
+	params.field_mask |= UCT_IFACE_PARAM_FIELD_RX_HEADROOM;
+	params.rx_headroom = 40;
+	ep = ep_to_new_iface(md, worker, config, &params, sender, &receiver);
+	REQUIRE(uct_iface_set_am_handler(receiver, 3, keep_chunk_handler, NULL,
+					 0) == UCS_OK);
+	memset(&chunk_rx, 0, sizeof(chunk_rx));
+	chunk_rx.keep = 1;
+	for (i = 0; i < 80; i++) {
+		value = (unsigned char)i;
+		CHECK(uct_ep_am_bcopy(ep, 3, chunk_pack, &value, 0) ==
+		      CHUNK_MSG_LEN);
+		chunk_rx_wait(receiver, i + 1);
+	}
+	CHECK(chunk_rx.nkept == 48 && chunk_rx.flagged == 48 &&
+	      chunk_rx.bad == 0);
+	for (i = 0; i < 16; i++) {
+		value = 0xa0;
+		CHECK(uct_ep_am_bcopy(ep, 3, chunk_pack, &value, 0) ==
+		      CHUNK_MSG_LEN);
+	}
+	value = 0xa1;
+	CHECK(uct_ep_am_bcopy(ep, 3, chunk_pack, &value, 0) ==
+	      UCS_ERR_NO_RESOURCE);
+	chunk_rx_wait(receiver, 96);
+	for (i = 0; i < chunk_rx.nkept; i++) {
+		CHECK(chunk_rx.kept[i][0] == i &&
+		      chunk_rx.kept[i][CHUNK_MSG_LEN - 1] == i);
+		uct_iface_release_desc(chunk_rx.kept[i] - 40);
+	}
+	/* all 64 free again, and kept again up to 48 */
+	chunk_rx.nkept = 0;
+	for (i = 0; i < 64; i++) {
+		value = (unsigned char)i;
+		CHECK(uct_ep_am_bcopy(ep, 3, chunk_pack, &value, 0) ==
+		      CHUNK_MSG_LEN);
+	}
+	chunk_rx_wait(receiver, 160);
+	CHECK(chunk_rx.nkept == 48 && chunk_rx.bad == 0);
+	for (i = 0; i < chunk_rx.nkept; i++)
+		uct_iface_release_desc(chunk_rx.kept[i] - 40);
+	uct_ep_destroy(ep);
+	uct_iface_close(receiver);
+
+	/* a headroom beyond a chunk's header: never the flag */
+	params.rx_headroom = 200;
+	ep = ep_to_new_iface(md, worker, config, &params, sender, &receiver);
+	REQUIRE(uct_iface_set_am_handler(receiver, 3, keep_chunk_handler, NULL,
+					 0) == UCS_OK);
+	memset(&chunk_rx, 0, sizeof(chunk_rx));
+	value = 7;
+	CHECK(uct_ep_am_bcopy(ep, 3, chunk_pack, &value, 0) == CHUNK_MSG_LEN);
+	chunk_rx_wait(receiver, 1);
+	CHECK(chunk_rx.flagged == 0 && chunk_rx.bad == 0);
+	uct_ep_destroy(ep);
+	uct_iface_close(receiver);
+	uct_iface_close(sender);
 }
 
 /* Errors UCX logged while count_errors was pushed */
@@ -839,6 +966,7 @@ static void test_iface(uct_component_h component, uct_md_h md)
 	}
 	test_chunks(md, worker, config, iface);
 	test_chunk_sender_gone(md, worker, config, iface);
+	test_chunk_keep(md, worker, config, iface);
 	test_no_chunks(md, worker, config, iface);
 	CHECK(uct_iface_flush(iface, 0, NULL) == UCS_OK);
 	CHECK(uct_iface_progress(iface) == 0);

@@ -22,20 +22,42 @@
 #include <string.h>
 
 
-/* Header of a chunk; the data follows at UCT_GBA_CHUNK_HDR */
+/* Header of the transmit region, before chunk 0 */
 typedef struct {
-    uint32_t busy; /* Set by the sender, cleared by the receiver */
+    uint32_t count; /* Chunks of the region, written once by the sender */
+    uint32_t kept;  /* Chunks receivers keep (uct_gba_chunk_keep) */
+} uct_gba_chunk_region_t;
+
+/* Header of a chunk; the data follows at UCT_GBA_CHUNK_HDR, a kept
+ * chunk's receive descriptor ends there */
+typedef struct {
+    uint32_t               busy;   /* Set by the sender, cleared by the
+                                      receiver */
+    uint32_t               kept;   /* Set while a receiver keeps it */
+    uct_gba_chunk_region_t *region; /* The receiver's mapping of the
+                                       region's header */
 } uct_gba_chunk_hdr_t;
 
 
 static UCS_F_ALWAYS_INLINE uct_gba_chunk_hdr_t *
 uct_gba_chunk_hdr(uct_gba_chunks_t *chunks, unsigned index)
 {
-    return UCS_PTR_BYTE_OFFSET(chunks->tx.addr, index * chunks->stride);
+    return UCS_PTR_BYTE_OFFSET(chunks->tx.addr,
+                               UCT_GBA_CHUNK_HDR + index * chunks->stride);
+}
+
+static UCS_F_ALWAYS_INLINE uct_gba_chunk_hdr_t *uct_gba_chunk_of(void *data)
+{
+    return UCS_PTR_BYTE_OFFSET(data, -UCT_GBA_CHUNK_HDR);
 }
 
 void uct_gba_chunks_init(uct_gba_chunks_t *chunks, size_t size, unsigned count)
 {
+    UCS_STATIC_ASSERT(sizeof(uct_gba_chunk_region_t) <=
+                      UCS_SYS_CACHE_LINE_SIZE);
+    UCS_STATIC_ASSERT(sizeof(uct_gba_chunk_hdr_t) <= UCS_SYS_CACHE_LINE_SIZE);
+    UCS_STATIC_ASSERT((UCT_GBA_CHUNK_HDR % UCT_GBA_CHUNK_ALIGN) == 0);
+
     memset(chunks, 0, sizeof(*chunks));
     chunks->tx.fd  = -1;
     chunks->size   = size;
@@ -65,14 +87,16 @@ static ucs_status_t uct_gba_chunks_alloc(uct_gba_chunks_t *chunks)
         return UCS_ERR_NO_MEMORY;
     }
 
-    ret = gba_eng_seg_alloc(chunks->count * chunks->stride, NULL,
-                            &chunks->tx);
+    ret = gba_eng_seg_alloc(UCT_GBA_CHUNK_HDR +
+                                    chunks->count * chunks->stride,
+                            NULL, &chunks->tx);
     if (ret < 0) {
         ucs_error("gba: cannot allocate the transmit region of %u chunks of "
                   "%zu bytes: %s",
                   chunks->count, chunks->size, gba_last_error(ret));
         return UCS_ERR_NO_MEMORY;
     }
+    ((uct_gba_chunk_region_t*)chunks->tx.addr)->count = chunks->count;
     return UCS_OK;
 }
 
@@ -89,6 +113,12 @@ static void uct_gba_chunks_reclaim(uct_gba_chunks_t *chunks)
             gba_eng_peer_gone(chunks->dest[i])) {
             ucs_debug("gba: chunk %u taken back from a receiver that is gone",
                       i);
+            if (hdr->kept) {
+                hdr->kept = 0;
+                __atomic_fetch_sub(&((uct_gba_chunk_region_t*)
+                                             chunks->tx.addr)->kept,
+                                   1, __ATOMIC_RELAXED);
+            }
             __atomic_store_n(&hdr->busy, 0, __ATOMIC_RELEASE);
         }
     }
@@ -171,7 +201,16 @@ static uint8_t *uct_gba_chunk_map(uct_gba_chunks_t *chunks, uint32_t pid,
             (notice->seg_len <= map->seg_len)) {
             return map->addr;
         }
-        gba_eng_seg_detach(map->addr);
+        /* A chunk of the old mapping a handler still keeps is released
+         * through it later: such a mapping stays */
+        if (__atomic_load_n(&((uct_gba_chunk_region_t*)map->addr)->kept,
+                            __ATOMIC_RELAXED) == 0) {
+            gba_eng_seg_detach(map->addr);
+        } else {
+            ucs_debug("gba: region (fd %d) of process %u remapped while "
+                      "chunks of it are kept: the old mapping stays",
+                      notice->fd, pid);
+        }
     }
 
     ret = gba_eng_seg_attach(pid, notice->fd, notice->seg_len, notice->cookie,
@@ -202,9 +241,11 @@ ucs_status_t uct_gba_chunk_recv(uct_gba_chunks_t *chunks, uint32_t pid,
                                 const uct_gba_chunk_notice_t *notice,
                                 void **data_p)
 {
+    uct_gba_chunk_hdr_t *hdr;
     uint8_t *base;
 
     if ((notice->seg_len < UCT_GBA_CHUNK_HDR) ||
+        (notice->offset < UCT_GBA_CHUNK_HDR) ||
         (notice->offset % UCT_GBA_CHUNK_HDR) ||
         (notice->offset > notice->seg_len - UCT_GBA_CHUNK_HDR) ||
         (notice->length >
@@ -222,13 +263,60 @@ ucs_status_t uct_gba_chunk_recv(uct_gba_chunks_t *chunks, uint32_t pid,
 
     ucs_memory_cpu_load_fence();
     gba_fault(GBA_FAULT_CHUNK);
-    *data_p = base + notice->offset + UCT_GBA_CHUNK_HDR;
+    hdr         = (uct_gba_chunk_hdr_t*)(base + notice->offset);
+    hdr->region = (uct_gba_chunk_region_t*)base;
+    *data_p     = base + notice->offset + UCT_GBA_CHUNK_HDR;
     return UCS_OK;
 }
 
 void uct_gba_chunk_release(void *data)
 {
-    uct_gba_chunk_hdr_t *hdr = UCS_PTR_BYTE_OFFSET(data, -UCT_GBA_CHUNK_HDR);
+    __atomic_store_n(&uct_gba_chunk_of(data)->busy, 0, __ATOMIC_RELEASE);
+}
 
-    __atomic_store_n(&hdr->busy, 0, __ATOMIC_RELEASE);
+void *uct_gba_chunk_keep(void *data, size_t headroom,
+                         uct_recv_desc_t *release_desc)
+{
+    uct_gba_chunk_hdr_t *hdr       = uct_gba_chunk_of(data);
+    uct_gba_chunk_region_t *region = hdr->region;
+    uint32_t count, kept;
+    void *desc;
+
+    if (headroom + sizeof(release_desc) > UCT_GBA_CHUNK_ROOM) {
+        return NULL;
+    }
+
+    /* The sender's word: a count beyond the largest keeps none */
+    count = __atomic_load_n(&region->count, __ATOMIC_RELAXED);
+    kept  = __atomic_load_n(&region->kept, __ATOMIC_RELAXED);
+    do {
+        if ((count > UCT_GBA_TX_CHUNKS_MAX) ||
+            (kept >= UCT_GBA_CHUNKS_KEPT_MAX(count))) {
+            return NULL;
+        }
+    } while (!__atomic_compare_exchange_n(&region->kept, &kept, kept + 1, 0,
+                                          __ATOMIC_RELAXED,
+                                          __ATOMIC_RELAXED));
+
+    hdr->kept = 1;
+    desc      = UCS_PTR_BYTE_OFFSET(data, -headroom);
+    memcpy(UCS_PTR_BYTE_OFFSET(desc, -sizeof(release_desc)), &release_desc,
+           sizeof(release_desc));
+    return desc;
+}
+
+void uct_gba_chunk_unkeep(void *data)
+{
+    uct_gba_chunk_hdr_t *hdr = uct_gba_chunk_of(data);
+
+    hdr->kept = 0;
+    __atomic_fetch_sub(&hdr->region->kept, 1, __ATOMIC_RELAXED);
+}
+
+void uct_gba_chunk_release_desc(void *desc, size_t headroom)
+{
+    void *data = UCS_PTR_BYTE_OFFSET(desc, headroom);
+
+    uct_gba_chunk_unkeep(data);
+    uct_gba_chunk_release(data);
 }

@@ -46,11 +46,13 @@ static ucs_config_field_t uct_gba_iface_config_table[] = {
      "interface's transmit region (UCX_GBA_TX_CHUNKS chunks of this size).",
      ucs_offsetof(uct_gba_iface_config_t, seg_size), UCS_CONFIG_TYPE_MEMUNITS},
 
-    {"TX_CHUNKS", "16",
+    {"TX_CHUNKS", "64",
      "Chunks of the transmit region, shared memory the sender copies active\n"
      "messages above the size of a receive-queue slot into and the receiver\n"
-     "reads them from (one copy on each side, pipelined), at most 64. While all\n"
-     "are in use, such sends return UCS_ERR_NO_RESOURCE. 0: no region; am_bcopy\n"
+     "reads them from (one copy on each side, pipelined), at most 64. A handler\n"
+     "may keep a chunk as its receive descriptor; receivers keep at most 3/4\n"
+     "of a sender's chunks at once. While all are in use, such sends return\n"
+     "UCS_ERR_NO_RESOURCE. 0: no region; am_bcopy\n"
      "then goes up to a slot's size and the receiver reads larger am_zcopy\n"
      "messages from the sender's memory in place (one copy, by the receiver).",
      ucs_offsetof(uct_gba_iface_config_t, tx_chunks), UCS_CONFIG_TYPE_UINT},
@@ -190,16 +192,29 @@ uct_gba_iface_am_deliver(uct_gba_iface_t *iface, struct gba_eng_rx *rx)
     }
 
     if (rx->tag & UCT_GBA_TAG_CHUNK) {
-        /* A notice: the message is in a chunk of the sender's region */
+        /* A notice: the message is in a chunk of the sender's region,
+         * which the handler may keep as its descriptor (see gba_chunk.h) */
         memcpy(&notice, rx->payload, sizeof(notice));
         gba_eng_rx_done(iface->eng_ep, rx, 0);
         if (uct_gba_chunk_recv(&iface->chunks, rx->src.pid, &notice, &data) !=
             UCS_OK) {
             return; /* logged; the sender's chunk stays busy */
         }
+        desc = iface->chunk_keep ?
+                       uct_gba_chunk_keep(data, iface->rx_headroom,
+                                          &iface->chunk_release_desc) :
+                       NULL;
         uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_RECV, (uint8_t)id,
                            data, notice.length, "RX: AM");
-        uct_iface_invoke_am(&iface->super, id, data, notice.length, 0);
+        status = uct_iface_invoke_am(&iface->super, id, data, notice.length,
+                                     (desc != NULL) ? UCT_CB_PARAM_FLAG_DESC :
+                                                      0);
+        if ((desc != NULL) && (status == UCS_INPROGRESS)) {
+            return; /* kept: uct_gba_iface_chunk_release_desc frees it */
+        }
+        if (desc != NULL) {
+            uct_gba_chunk_unkeep(data);
+        }
         uct_gba_chunk_release(data);
         return;
     }
@@ -271,6 +286,15 @@ static void uct_gba_iface_release_desc(uct_recv_desc_t *self, void *desc)
 
     ucs_mpool_put_inline(
             UCS_PTR_BYTE_OFFSET(desc, -(sizeof(void*) + iface->rx_pad)));
+}
+
+/* uct_iface_release_desc of a chunk a handler kept */
+static void uct_gba_iface_chunk_release_desc(uct_recv_desc_t *self, void *desc)
+{
+    uct_gba_iface_t *iface = ucs_container_of(self, uct_gba_iface_t,
+                                              chunk_release_desc);
+
+    uct_gba_chunk_release_desc(desc, iface->rx_headroom);
 }
 
 static void uct_gba_iface_fab_complete(void *ctx, uint64_t cookie, int status)
@@ -560,7 +584,7 @@ static UCS_CLASS_INIT_FUNC(uct_gba_iface_t, uct_md_h md, uct_worker_h worker,
 {
     uct_gba_iface_config_t *config = ucs_derived_of(tl_config,
                                                     uct_gba_iface_config_t);
-    size_t payload_offset, align, align_offset;
+    size_t payload_offset, align, align_offset, am_align, am_offset;
     struct gba_eng_ep_attr attr;
     ucs_status_t status;
     int ret;
@@ -672,6 +696,18 @@ static UCS_CLASS_INIT_FUNC(uct_gba_iface_t, uct_md_h md, uct_worker_h worker,
      * it, the receive path's loads); a pad in front of the descriptor's
      * pointer puts the data where the alignment asks */
     self->rx_pad = (align - (align_offset % align)) % align;
+    /* A chunk kept as a descriptor: its data is where the sender put it,
+     * UCT_GBA_CHUNK_ALIGN-aligned, the headroom in the chunk's header */
+    am_align  = (params->field_mask & UCT_IFACE_PARAM_FIELD_AM_ALIGNMENT) ?
+                        params->am_alignment :
+                        1;
+    am_offset = (params->field_mask & UCT_IFACE_PARAM_FIELD_AM_ALIGN_OFFSET) ?
+                        params->am_align_offset :
+                        0;
+    self->chunk_keep = (payload_offset <= UCT_GBA_CHUNK_ROOM) &&
+                       (am_align <= UCT_GBA_CHUNK_ALIGN) &&
+                       ((am_offset % am_align) == 0);
+    self->chunk_release_desc.cb = uct_gba_iface_chunk_release_desc;
     status = ucs_mpool_init(&self->rx_mp, 0,
                             self->rx_pad + payload_offset + self->seg_size, 0,
                             ucs_max(align, sizeof(void*)), 4, UINT_MAX,
