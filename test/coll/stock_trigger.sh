@@ -43,7 +43,7 @@ fail=0
 # a service to the endpoint of that id in another process; fabtests'
 # default, 9228, may be in use by another run on this host) and the
 # out-of-band port of fi_rdm_rma_trigger.
-port=$((20000 + $$ % 20000))
+port=$((28200 + $$ % 4000)) # test/ucx/perftest_lib.sh
 
 # True once the engine endpoint of id $port exists (any process).
 server_ep_exists() {

@@ -46,8 +46,9 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/gba-limits.XXXXXX") || exit 99
 trap 'rm -rf "$tmp"' EXIT
 tmo=
 command -v timeout >/dev/null 2>&1 && tmo="timeout -k 5 120"
-port=$((20000 + $$ % 20000))
+port=$((24100 + $$ % 4000)) # test/ucx/perftest_lib.sh
 fail=0
+. "${top_srcdir:-.}/test/ucx/perftest_lib.sh"
 
 # judge <want> <what> <exit status>: the verdict on the output in
 # $tmp/out.  <want> "enospc": a non-zero exit and "No space left on
@@ -100,22 +101,24 @@ run() {
 	rm -f /dev/shm/* 2>/dev/null
 }
 
+# limited_perftest <arguments>: ucx_perftest under the limit $lim
+limited_perftest() {
+	(
+		$lim || exit 99
+		LD_PRELOAD=$pre exec $tmo $perftest "$@"
+	)
+}
+
 # perf <want> <what> <limit command or :>: ucx_perftest am_bw between a
 # server and a client, outputs judged together
 perf() {
 	want=$1 what=$2 lim=$3
 	[ -n "$perftest" ] || return 0
-	port=$((port + 1))
-	args="-t am_bw -d gba -x gba -s 4000 -n 2000 -p $port"
+	args="-t am_bw -d gba -x gba -s 4000 -n 2000"
+	perftest_serve "$tmp/s" limited_perftest $args
 	(
 		$lim || exit 99
-		LD_PRELOAD=$pre exec $tmo $perftest $args
-	) >"$tmp/s" 2>&1 &
-	spid=$!
-	sleep 1
-	(
-		$lim || exit 99
-		LD_PRELOAD=$pre exec $tmo $perftest localhost $args
+		LD_PRELOAD=$pre exec $tmo $perftest localhost $args -p $port
 	) >"$tmp/c" 2>&1
 	crc=$?
 	wait $spid

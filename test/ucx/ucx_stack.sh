@@ -57,8 +57,9 @@ emu:/*) trap 'rm -rf "$tmp" "/dev/shm/${GBA_DEVICE#emu:/}"' EXIT ;;
 esac
 tmo=
 command -v timeout >/dev/null 2>&1 && tmo="timeout -k 5 90"
-port=$((20000 + $$ % 20000))
+port=$((20000 + $$ % 4000)) # test/ucx/perftest_lib.sh
 fail=0
+. "$top_srcdir/test/ucx/perftest_lib.sh"
 
 # perf <what> <ucx_perftest arguments>: a server and a client; both must
 # exit 0 and the client print its "Final:" line
@@ -77,10 +78,7 @@ perf() {
 		fi
 	done
 	set -- $args
-	port=$((port + 1))
-	LD_PRELOAD=$pre $tmo "$PERFTEST" -p "$port" "$@" >"$tmp/s" 2>&1 &
-	spid=$!
-	sleep 1
+	perftest_serve "$tmp/s" env LD_PRELOAD="$pre" $tmo "$PERFTEST" "$@"
 	LD_PRELOAD=$pre $tmo "$PERFTEST" localhost -p "$port" "$@" \
 		>"$tmp/c" 2>&1
 	crc=$?
