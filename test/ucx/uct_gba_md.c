@@ -414,9 +414,9 @@ static uct_ep_h ep_to_new_iface(uct_md_h md, uct_worker_h worker,
 
 /* Large am_bcopy messages take chunks of the sender's transmit region
  * until their receiver has run the handler: a receiver that never does
- * holds all 64 (UCX_GBA_TX_CHUNKS' default) and the 65th send is refused,
- * until it closes and the sender
- * takes its chunks back (within UCT_GBA_CHUNK_CHECK_MS of asking); then
+ * holds all 64 (UCX_GBA_TX_CHUNKS' default) and the 65th send is
+ * refused, until it closes and the sender takes its chunks back (within
+ * UCT_GBA_CHUNK_CHECK_MS of asking); then
  * another receiver gets the message, the bytes intact */
 static void test_chunks(uct_md_h md, uct_worker_h worker,
 			uct_iface_config_t *config, uct_iface_h iface)

@@ -271,7 +271,13 @@ ucs_status_t uct_gba_chunk_recv(uct_gba_chunks_t *chunks, uint32_t pid,
 
 void uct_gba_chunk_release(void *data)
 {
-    __atomic_store_n(&uct_gba_chunk_of(data)->busy, 0, __ATOMIC_RELEASE);
+    uct_gba_chunk_hdr_t *hdr = uct_gba_chunk_of(data);
+
+    if (hdr->kept) {
+        hdr->kept = 0;
+        __atomic_fetch_sub(&hdr->region->kept, 1, __ATOMIC_RELAXED);
+    }
+    __atomic_store_n(&hdr->busy, 0, __ATOMIC_RELEASE);
 }
 
 void *uct_gba_chunk_keep(void *data, size_t headroom,
@@ -303,20 +309,4 @@ void *uct_gba_chunk_keep(void *data, size_t headroom,
     memcpy(UCS_PTR_BYTE_OFFSET(desc, -sizeof(release_desc)), &release_desc,
            sizeof(release_desc));
     return desc;
-}
-
-void uct_gba_chunk_unkeep(void *data)
-{
-    uct_gba_chunk_hdr_t *hdr = uct_gba_chunk_of(data);
-
-    hdr->kept = 0;
-    __atomic_fetch_sub(&hdr->region->kept, 1, __ATOMIC_RELAXED);
-}
-
-void uct_gba_chunk_release_desc(void *desc, size_t headroom)
-{
-    void *data = UCS_PTR_BYTE_OFFSET(desc, headroom);
-
-    uct_gba_chunk_unkeep(data);
-    uct_gba_chunk_release(data);
 }

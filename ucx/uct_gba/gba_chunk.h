@@ -163,23 +163,14 @@ void uct_gba_chunk_release(void *data);
  * At most UCT_GBA_CHUNKS_KEPT_MAX of a sender's chunks are kept at once.
  *
  * @return The descriptor (the start of the headroom): pass the data with
- *         UCT_CB_PARAM_FLAG_DESC; then uct_gba_chunk_release_desc() frees
- *         the chunk if the handler kept it, uct_gba_chunk_unkeep() and
- *         uct_gba_chunk_release() if not.  NULL: the handler cannot keep
+ *         UCT_CB_PARAM_FLAG_DESC; uct_gba_chunk_release() frees the chunk,
+ *         once the handler returned, or once it gives the descriptor back
+ *         if it kept it.  NULL: the handler cannot keep
  *         it (UCT_GBA_CHUNKS_KEPT_MAX of the sender's chunks are kept,
  *         or @a headroom and the descriptor's pointer do not fit
  *         UCT_GBA_CHUNK_ROOM).
  */
 void *uct_gba_chunk_keep(void *data, size_t headroom,
                          uct_recv_desc_t *release_desc);
-
-/** The handler did not keep the chunk uct_gba_chunk_keep() offered */
-void uct_gba_chunk_unkeep(void *data);
-
-/**
- * Free a chunk a handler kept: @a desc as uct_gba_chunk_keep() returned it
- * with @a headroom
- */
-void uct_gba_chunk_release_desc(void *desc, size_t headroom);
 
 #endif

@@ -209,13 +209,9 @@ uct_gba_iface_am_deliver(uct_gba_iface_t *iface, struct gba_eng_rx *rx)
         status = uct_iface_invoke_am(&iface->super, id, data, notice.length,
                                      (desc != NULL) ? UCT_CB_PARAM_FLAG_DESC :
                                                       0);
-        if ((desc != NULL) && (status == UCS_INPROGRESS)) {
-            return; /* kept: uct_gba_iface_chunk_release_desc frees it */
-        }
-        if (desc != NULL) {
-            uct_gba_chunk_unkeep(data);
-        }
-        uct_gba_chunk_release(data);
+        if ((desc == NULL) || (status != UCS_INPROGRESS)) {
+            uct_gba_chunk_release(data);
+        } /* else kept: uct_gba_iface_chunk_release_desc frees it */
         return;
     }
 
@@ -294,7 +290,7 @@ static void uct_gba_iface_chunk_release_desc(uct_recv_desc_t *self, void *desc)
     uct_gba_iface_t *iface = ucs_container_of(self, uct_gba_iface_t,
                                               chunk_release_desc);
 
-    uct_gba_chunk_release_desc(desc, iface->rx_headroom);
+    uct_gba_chunk_release(UCS_PTR_BYTE_OFFSET(desc, iface->rx_headroom));
 }
 
 static void uct_gba_iface_fab_complete(void *ctx, uint64_t cookie, int status)
@@ -697,15 +693,15 @@ static UCS_CLASS_INIT_FUNC(uct_gba_iface_t, uct_md_h md, uct_worker_h worker,
      * pointer puts the data where the alignment asks */
     self->rx_pad = (align - (align_offset % align)) % align;
     /* A chunk kept as a descriptor: its data is where the sender put it,
-     * UCT_GBA_CHUNK_ALIGN-aligned, the headroom in the chunk's header */
+     * UCT_GBA_CHUNK_ALIGN-aligned (uct_gba_chunk_keep checks that the
+     * headroom fits the chunk's header) */
     am_align  = (params->field_mask & UCT_IFACE_PARAM_FIELD_AM_ALIGNMENT) ?
                         params->am_alignment :
                         1;
     am_offset = (params->field_mask & UCT_IFACE_PARAM_FIELD_AM_ALIGN_OFFSET) ?
                         params->am_align_offset :
                         0;
-    self->chunk_keep = (payload_offset <= UCT_GBA_CHUNK_ROOM) &&
-                       (am_align <= UCT_GBA_CHUNK_ALIGN) &&
+    self->chunk_keep = (am_align <= UCT_GBA_CHUNK_ALIGN) &&
                        ((am_offset % am_align) == 0);
     self->chunk_release_desc.cb = uct_gba_iface_chunk_release_desc;
     status = ucs_mpool_init(&self->rx_mp, 0,

@@ -85,7 +85,7 @@ typedef struct uct_gba_iface {
     uct_recv_desc_t   release_desc; /* Gives a kept descriptor back */
     uct_recv_desc_t   chunk_release_desc; /* Frees a kept chunk */
     int               chunk_keep;   /* Handlers may keep chunks (the
-                                       headroom and alignment fit) */
+                                       AM alignment asked fits them) */
     unsigned          outstanding;  /* Operations not completed yet */
     ucs_async_context_t *async;     /* Worker's async context, or NULL */
     int               timer_id;     /* Async progress timer */
